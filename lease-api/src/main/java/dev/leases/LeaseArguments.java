@@ -1,0 +1,53 @@
+package dev.leases;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Validation shared by every store, so that bad input gets the same clear message everywhere.
+ * Every method throws {@link IllegalArgumentException} (or {@link NullPointerException} for null)
+ * with a message that says what to change.
+ */
+public final class LeaseArguments {
+
+  /** Longest accepted lease name, so that every backend can use it as a key or column value. */
+  public static final int MAX_NAME_LENGTH = 200;
+
+  private LeaseArguments() {}
+
+  /**
+   * Checks a lease name: 1 to {@value #MAX_NAME_LENGTH} characters, not blank, no control characters.
+   * Any other character is allowed: stores must treat the name as data, never as syntax.
+   */
+  public static String requireName(String name) {
+    return requireText("lease name", name, MAX_NAME_LENGTH);
+  }
+
+  /** Checks a positive, non-null TTL (range checks are {@link TtlRange#check(Duration)}). */
+  public static Duration requirePositive(String what, Duration value) {
+    Objects.requireNonNull(value, () -> what + " must not be null");
+    if (value.isNegative() || value.isZero()) {
+      throw new IllegalArgumentException(what + " must be positive, was " + value);
+    }
+    return value;
+  }
+
+  static String requireText(String what, String value, int maxLength) {
+    Objects.requireNonNull(value, () -> what + " must not be null");
+    if (value.isBlank()) {
+      throw new IllegalArgumentException(what + " must not be blank");
+    }
+    if (value.length() > maxLength) {
+      throw new IllegalArgumentException(
+          what + " is " + value.length() + " characters long; the limit is " + maxLength);
+    }
+    for (int i = 0; i < value.length(); i++) {
+      if (Character.isISOControl(value.charAt(i))) {
+        throw new IllegalArgumentException(
+            what + " must not contain control characters (found U+"
+                + String.format("%04X", (int) value.charAt(i)) + " at index " + i + ")");
+      }
+    }
+    return value;
+  }
+}

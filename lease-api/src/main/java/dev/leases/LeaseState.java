@@ -1,0 +1,70 @@
+package dev.leases;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * What the store says about a lease right now; never answered from a cache. "Held by a holder that
+ * has stopped renewing" ({@link Expired}) is not "free" ({@link Free}): a caller that must not act on
+ * a dead holder's behalf can tell them apart.
+ */
+public sealed interface LeaseState permits LeaseState.Free, LeaseState.Held, LeaseState.Expired {
+
+  /** The three states as an enum, for switches. */
+  enum Status { FREE, HELD, EXPIRED }
+
+  String name();
+
+  Status status();
+
+  /** The highest fencing token the store has issued for this name, 0 if none is known. */
+  long lastToken();
+
+  /** Nobody holds the lease: never granted, or released. */
+  record Free(String name, long lastToken) implements LeaseState {
+    public Free {
+      Objects.requireNonNull(name, "name");
+    }
+
+    @Override
+    public Status status() {
+      return Status.FREE;
+    }
+  }
+
+  /**
+   * Held and unexpired by the store's clock.
+   *
+   * @param remaining how long until the store considers it expired, measured by the store
+   */
+  record Held(String name, HolderId holder, long lastToken, Instant expiresAt, Duration remaining)
+      implements LeaseState {
+    public Held {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(holder, "holder");
+      Objects.requireNonNull(expiresAt, "expiresAt");
+      Objects.requireNonNull(remaining, "remaining");
+    }
+
+    @Override
+    public Status status() {
+      return Status.HELD;
+    }
+  }
+
+  /** Its holder stopped renewing and the store's clock passed the expiry; nobody has taken it yet. */
+  record Expired(String name, HolderId holder, long lastToken, Instant expiredAt)
+      implements LeaseState {
+    public Expired {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(holder, "holder");
+      Objects.requireNonNull(expiredAt, "expiredAt");
+    }
+
+    @Override
+    public Status status() {
+      return Status.EXPIRED;
+    }
+  }
+}

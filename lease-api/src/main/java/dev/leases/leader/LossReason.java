@@ -1,0 +1,19 @@
+package dev.leases.leader;
+
+/** Why a {@link LeaderLoop} stopped considering itself leader. */
+public enum LossReason {
+  /** A renewal threw or timed out. The lease may still be ours in the store: unknown is no. */
+  RENEWAL_FAILED,
+  /** The store answered that another holder has the lease (or ours expired and was taken). */
+  SUPERSEDED,
+  /** No renewal landed before the local deadline (the promised expiry minus a safety margin). */
+  LOCAL_DEADLINE,
+  /**
+   * Wall-clock and monotonic elapsed times disagreed: the process was suspended, restored from a
+   * snapshot, or its clock was stepped. The loop also takes a fresh holder id, since a restored
+   * snapshot may exist twice.
+   */
+  CLOCK_JUMP,
+  /** The loop was closed. */
+  CLOSED
+}

@@ -1,0 +1,54 @@
+package dev.leases.time;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * A clock that moves only when told to, for tests. Thread-safe.
+ *
+ * <ul>
+ *   <li>{@link #advance(Duration)}: time passes normally (both clocks move).
+ *   <li>{@link #suspend(Duration)}: a VM suspension — wall time moves, monotonic time does not.
+ *   <li>{@link #jumpWall(Duration)}: a wall-clock step (NTP, a restored guest's clock being fixed).
+ * </ul>
+ */
+public final class ManualClock implements LeaseClock {
+
+  private long wallMillis;
+  private long monoNanos;
+
+  public ManualClock(Instant start) {
+    this.wallMillis = start.toEpochMilli();
+    this.monoNanos = 1_000_000_000L;
+  }
+
+  public ManualClock() {
+    this(Instant.parse("2026-01-01T00:00:00Z"));
+  }
+
+  @Override
+  public synchronized long wallMillis() {
+    return wallMillis;
+  }
+
+  @Override
+  public synchronized long monotonicNanos() {
+    return monoNanos;
+  }
+
+  public synchronized ManualClock advance(Duration d) {
+    wallMillis += d.toMillis();
+    monoNanos += d.toNanos();
+    return this;
+  }
+
+  public synchronized ManualClock suspend(Duration d) {
+    wallMillis += d.toMillis();
+    return this;
+  }
+
+  public synchronized ManualClock jumpWall(Duration d) {
+    wallMillis += d.toMillis();
+    return this;
+  }
+}
