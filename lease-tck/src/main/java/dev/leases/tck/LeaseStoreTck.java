@@ -1,0 +1,724 @@
+package dev.leases.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
+
+import dev.leases.FencedOutException;
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import dev.leases.LeaseStoreClosedException;
+import dev.leases.TtlRange;
+import dev.leases.leader.LeaderListener;
+import dev.leases.leader.LeaderLoop;
+import dev.leases.leader.LossReason;
+import dev.leases.tck.process.LeaderProcess;
+import dev.leases.tck.process.StoreRecipe;
+import dev.leases.time.LeaseClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The compatibility kit: every {@link LeaseStore} — ours or yours — extends this class and passes
+ * every scenario. Supply a store with {@link #newStore()}, tell the kit how another JVM opens one
+ * ({@link #storeRecipe()}) and how to delete a lease behind the store's back
+ * ({@link #deleteOutOfBand(String)}); adjust timing with {@link #expirySlack()} and
+ * {@link #testTtl()}. Each scenario uses a fresh random lease name, waits on conditions rather than
+ * fixed sleeps, and can fail.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class LeaseStoreTck {
+
+  private final List<AutoCloseable> closeables = new CopyOnWriteArrayList<>();
+  private String testName = "tck";
+  private TtlRange range;
+  private Duration ttl;
+
+  /** A new client of the backend under test; every client sees the same leases. The kit closes it. */
+  protected abstract LeaseStore newStore();
+
+  /** How a separate JVM opens a client of the same backend (for the SIGSTOP and SIGKILL scenarios). */
+  protected abstract StoreRecipe storeRecipe();
+
+  /** Deletes the stored lease {@code name} behind the store's back, as an operator might by hand. */
+  protected abstract void deleteOutOfBand(String name) throws Exception;
+
+  /**
+   * How much later than its promised expiry the store may still refuse a contender (Consul may wait
+   * up to 2 x TTL). Default zero.
+   */
+  protected Duration expirySlack() {
+    return Duration.ZERO;
+  }
+
+  /**
+   * The TTL the scenarios use: default 1.5 s rounded up to the store's granularity, raised to its
+   * minimum.
+   */
+  protected Duration testTtl() {
+    TtlRange r = probeRange();
+    Duration ttl = r.roundUp(Duration.ofMillis(1500));
+    return ttl.compareTo(r.min()) < 0 ? r.roundUp(r.min()) : ttl;
+  }
+
+  private TtlRange probeRange() {
+    if (range == null) {
+      range = store().ttlRange();
+    }
+    return range;
+  }
+
+  @BeforeEach
+  void rememberName(TestInfo info) {
+    testName = info.getTestMethod().map(m -> m.getName()).orElse("tck");
+  }
+
+  @AfterEach
+  void closeAll() {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      try {
+        closeables.get(i).close();
+      } catch (Exception e) {
+        // closing anyway; the test's own assertions decide
+      }
+    }
+    closeables.clear();
+  }
+
+  /** A client the kit closes after the test. */
+  protected final LeaseStore store() {
+    LeaseStore s = newStore();
+    closeables.add(s);
+    return s;
+  }
+
+  /** A fresh lease name for this test. */
+  protected final String leaseName() {
+    byte[] b = new byte[6];
+    ThreadLocalRandom.current().nextBytes(b);
+    String base = testName.length() > 40 ? testName.substring(0, 40) : testName;
+    return "tck-" + base + "-" + HexFormat.of().formatHex(b);
+  }
+
+  private Duration ttl() {
+    if (ttl == null) {
+      ttl = testTtl();
+    }
+    return ttl;
+  }
+
+  private Duration expiryWait() {
+    return ttl().plus(expirySlack()).plusSeconds(10);
+  }
+
+  private LeaderLoop loop(LeaseStore s, String name, LeaderListener... listeners) {
+    LeaderLoop.Builder b = LeaderLoop.builder(s, name).ttl(ttl());
+    for (LeaderListener l : listeners) {
+      b.listener(l);
+    }
+    LeaderLoop loop = b.build();
+    closeables.add(loop);
+    return loop;
+  }
+
+  private static LeaseGrant granted(Optional<LeaseGrant> g, String what) {
+    return g.orElseThrow(() -> new AssertionError(what + ": expected a grant, got none"));
+  }
+
+  private void awaitNotHeld(LeaseStore s, String name) {
+    await("lease " + name + " expires").atMost(expiryWait()).pollInterval(Duration.ofMillis(20))
+        .until(() -> s.inspect(name).status() != LeaseState.Status.HELD);
+  }
+
+  // ---------------------------------------------------------------- grants and tokens
+
+  @Test
+  void freshAcquireGivesPositiveTokenAndFutureExpiry() {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    LeaseGrant g = granted(s.acquireOrRenew(name, a, ttl()), "fresh acquire");
+    assertThat(g.token()).isPositive();
+    assertThat(g.name()).isEqualTo(name);
+    assertThat(g.holder()).isEqualTo(a);
+    assertThat(g.ttl()).isGreaterThanOrEqualTo(ttl());
+    LeaseState st = s.inspect(name);
+    assertThat(st).isInstanceOf(LeaseState.Held.class);
+    LeaseState.Held held = (LeaseState.Held) st;
+    assertThat(held.holder()).isEqualTo(a);
+    assertThat(held.lastToken()).isEqualTo(g.token());
+    assertThat(held.remaining()).isPositive().isLessThanOrEqualTo(g.ttl().plusMillis(50));
+    assertThat(held.expiresAt()).isCloseTo(g.expiresAt(), within(s));
+    assertThat(s.token(name)).hasValue(g.token());
+  }
+
+  private static org.assertj.core.data.TemporalUnitOffset within(LeaseStore s) {
+    long ms = Math.max(50, s.ttlRange().granularity().toMillis());
+    return org.assertj.core.api.Assertions.within(ms, java.time.temporal.ChronoUnit.MILLIS);
+  }
+
+  @Test
+  void renewalBySameHolderKeepsTokenAndExtendsExpiry() {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    LeaseGrant g1 = granted(s.acquireOrRenew(name, a, ttl()), "acquire");
+    Duration before = ((LeaseState.Held) s.inspect(name)).remaining();
+    await("time passes on the store").atMost(expiryWait()).pollInterval(Duration.ofMillis(20))
+        .until(() -> s.inspect(name) instanceof LeaseState.Held h
+            && h.remaining().compareTo(before.minusMillis(300)) < 0);
+    Duration beforeRenew = ((LeaseState.Held) s.inspect(name)).remaining();
+    LeaseGrant g2 = granted(s.acquireOrRenew(name, a, ttl()), "renewal");
+    assertThat(g2.token()).isEqualTo(g1.token());
+    LeaseState.Held after = (LeaseState.Held) s.inspect(name);
+    assertThat(after.remaining()).isGreaterThan(beforeRenew);
+    assertThat(after.expiresAt()).isAfter(g1.expiresAt());
+    assertThat(after.lastToken()).isEqualTo(g1.token());
+  }
+
+  @Test
+  void contenderGetsNothingWhileHeldAndChangesNothing() {
+    LeaseStore s1 = store();
+    LeaseStore s2 = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant g = granted(s1.acquireOrRenew(name, a, ttl()), "acquire");
+    assertThat(s2.acquireOrRenew(name, b, ttl())).isEmpty();
+    LeaseState.Held held = (LeaseState.Held) s2.inspect(name);
+    assertThat(held.holder()).isEqualTo(a);
+    assertThat(held.lastToken()).isEqualTo(g.token());
+    assertThat(s2.token(name)).hasValue(g.token());
+    assertThat(granted(s1.acquireOrRenew(name, a, ttl()), "renewal").token()).isEqualTo(g.token());
+  }
+
+  @Test
+  void afterExpiryAnotherHolderGetsLargerToken() {
+    LeaseStore s1 = store();
+    LeaseStore s2 = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant ga = granted(s1.acquireOrRenew(name, a, ttl()), "acquire");
+    assertThat(s2.acquireOrRenew(name, b, ttl())).isEmpty();
+    List<LeaseGrant> got = new ArrayList<>();
+    await("b acquires after a's expiry").atMost(expiryWait()).pollInterval(Duration.ofMillis(20))
+        .until(() -> s2.acquireOrRenew(name, b, ttl()).map(got::add).orElse(false));
+    assertThat(got.get(0).token()).isGreaterThan(ga.token());
+    assertThat(got.get(0).holder()).isEqualTo(b);
+  }
+
+  @Test
+  void sixteenThreadsRacingForAFreeLeaseGetExactlyOneGrantPerRound() throws Exception {
+    int threads = 16;
+    int rounds = 5;
+    List<LeaseStore> clients = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      clients.add(store());
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < rounds; round++) {
+        String name = leaseName();
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Future<Optional<LeaseGrant>>> results = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          LeaseStore client = clients.get(t % clients.size());
+          HolderId holder = HolderId.generate();
+          results.add(pool.submit(() -> {
+            start.await(30, TimeUnit.SECONDS);
+            return client.acquireOrRenew(name, holder, ttl());
+          }));
+        }
+        List<LeaseGrant> grants = new ArrayList<>();
+        for (Future<Optional<LeaseGrant>> f : results) {
+          f.get(60, TimeUnit.SECONDS).ifPresent(grants::add);
+        }
+        assertThat(grants).as("grants in round %d", round).hasSize(1);
+        LeaseState.Held held = (LeaseState.Held) clients.get(0).inspect(name);
+        assertThat(held.holder()).isEqualTo(grants.get(0).holder());
+        assertThat(held.lastToken()).isEqualTo(grants.get(0).token());
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void releaseLetsAnotherAcquireAtOnceWithLargerToken() {
+    LeaseStore s1 = store();
+    LeaseStore s2 = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant ga = granted(s1.acquireOrRenew(name, a, ttl()), "acquire");
+    assertThat(s1.release(name, a)).isTrue();
+    LeaseState st = s2.inspect(name);
+    assertThat(st).isInstanceOf(LeaseState.Free.class);
+    assertThat(st.lastToken()).isEqualTo(ga.token());
+    LeaseGrant gb = granted(s2.acquireOrRenew(name, b, ttl()), "acquire right after release");
+    assertThat(gb.token()).isGreaterThan(ga.token());
+  }
+
+  @Test
+  void releaseThenReacquireBySameHolderGivesLargerToken() {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    LeaseGrant g1 = granted(s.acquireOrRenew(name, a, ttl()), "acquire");
+    assertThat(s.release(name, a)).isTrue();
+    assertThat(s.release(name, a)).as("second release of a free lease").isFalse();
+    LeaseGrant g2 = granted(s.acquireOrRenew(name, a, ttl()), "re-acquire");
+    assertThat(g2.token()).isGreaterThan(g1.token());
+  }
+
+  @Test
+  void reacquireAfterOwnExpiryGivesLargerToken() {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    LeaseGrant g1 = granted(s.acquireOrRenew(name, a, ttl()), "acquire");
+    awaitNotHeld(s, name);
+    LeaseGrant g2 = granted(s.acquireOrRenew(name, a, ttl()), "re-acquire after own expiry");
+    assertThat(g2.token()).isGreaterThan(g1.token());
+  }
+
+  @Test
+  void releaseByNonHolderDoesNothing() {
+    LeaseStore s1 = store();
+    LeaseStore s2 = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant ga = granted(s1.acquireOrRenew(name, a, ttl()), "acquire");
+    assertThat(s2.release(name, b)).isFalse();
+    LeaseState.Held held = (LeaseState.Held) s2.inspect(name);
+    assertThat(held.holder()).isEqualTo(a);
+    assertThat(held.lastToken()).isEqualTo(ga.token());
+    assertThat(s2.acquireOrRenew(name, b, ttl())).isEmpty();
+    assertThat(granted(s1.acquireOrRenew(name, a, ttl()), "renewal").token()).isEqualTo(ga.token());
+  }
+
+  @Test
+  void supersededHolderRenewalReturnsEmptyAndLeavesNewHolderIntact() {
+    LeaseStore s1 = store();
+    LeaseStore s2 = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant ga = granted(s1.acquireOrRenew(name, a, ttl()), "acquire");
+    List<LeaseGrant> got = new ArrayList<>();
+    await("b takes over").atMost(expiryWait()).pollInterval(Duration.ofMillis(20))
+        .until(() -> s2.acquireOrRenew(name, b, ttl()).map(got::add).orElse(false));
+    LeaseGrant gb = got.get(0);
+    assertThat(gb.token()).isGreaterThan(ga.token());
+    assertThat(s1.acquireOrRenew(name, a, ttl())).as("stale holder's renewal").isEmpty();
+    assertThat(s1.release(name, a)).as("stale holder's release").isFalse();
+    LeaseState.Held held = (LeaseState.Held) s2.inspect(name);
+    assertThat(held.holder()).isEqualTo(b);
+    assertThat(held.lastToken()).isEqualTo(gb.token());
+    assertThat(granted(s2.acquireOrRenew(name, b, ttl()), "b renews").token()).isEqualTo(gb.token());
+  }
+
+  @Test
+  void tokenNeverGoesBackwardsAfterOutOfBandDelete() throws Exception {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant g1 = granted(s.acquireOrRenew(name, a, ttl()), "acquire");
+    deleteOutOfBand(name);
+    LeaseGrant g2 = granted(s.acquireOrRenew(name, b, ttl()), "acquire after out-of-band delete");
+    assertThat(g2.token()).isGreaterThan(g1.token());
+    assertThat(s.release(name, b)).isTrue();
+    deleteOutOfBand(name);
+    LeaseGrant g3 = granted(s.acquireOrRenew(name, a, ttl()), "acquire after release and delete");
+    assertThat(g3.token()).isGreaterThan(g2.token());
+  }
+
+  @Test
+  void inspectTellsFreeHeldAndExpiredApart() {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    assertThat(s.inspect(name)).isEqualTo(new LeaseState.Free(name, 0));
+    assertThat(s.token(name)).isEmpty();
+    LeaseGrant g1 = granted(s.acquireOrRenew(name, a, ttl()), "acquire");
+    assertThat(s.inspect(name).status()).isEqualTo(LeaseState.Status.HELD);
+    assertThat(s.release(name, a)).isTrue();
+    assertThat(s.inspect(name)).isEqualTo(new LeaseState.Free(name, g1.token()));
+    LeaseGrant g2 = granted(s.acquireOrRenew(name, a, ttl()), "acquire again");
+    awaitNotHeld(s, name);
+    LeaseState st = s.inspect(name);
+    assertThat(st).as("a lease whose holder stopped renewing is EXPIRED, not FREE")
+        .isInstanceOf(LeaseState.Expired.class);
+    LeaseState.Expired expired = (LeaseState.Expired) st;
+    assertThat(expired.holder()).isEqualTo(a);
+    assertThat(expired.lastToken()).isEqualTo(g2.token());
+    assertThat(s.token(name)).hasValue(g2.token());
+  }
+
+  @Test
+  void tokenReportsTheHighestIssued() {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    long last = 0;
+    for (int i = 0; i < 4; i++) {
+      HolderId h = i % 2 == 0 ? a : b;
+      LeaseGrant g = granted(s.acquireOrRenew(name, h, ttl()), "tenure " + i);
+      assertThat(g.token()).isGreaterThan(last);
+      last = g.token();
+      assertThat(s.token(name)).hasValue(last);
+      assertThat(s.release(name, h)).isTrue();
+      assertThat(s.token(name)).hasValue(last);
+    }
+  }
+
+  @Test
+  void unusualNamesAreDataNotSyntax() {
+    LeaseStore s = store();
+    String suffix = leaseName();
+    List<String> names = List.of(
+        "quote'\"" + suffix,
+        "x'); DROP TABLE leases; --" + suffix,
+        "{tag}:*?[brace]" + suffix,
+        "spaces and ünïcödé ✓ " + suffix,
+        "Case" + suffix,
+        "case" + suffix,
+        ("long-" + suffix + "-").repeat(20).substring(0, 200));
+    HolderId a = HolderId.generate();
+    List<Long> tokens = new ArrayList<>();
+    for (String n : names) {
+      LeaseGrant g = granted(s.acquireOrRenew(n, a, ttl()), "acquire '" + n + "'");
+      tokens.add(g.token());
+      LeaseState.Held held = (LeaseState.Held) s.inspect(n);
+      assertThat(held.name()).isEqualTo(n);
+      assertThat(held.lastToken()).isEqualTo(g.token());
+    }
+    HolderId b = HolderId.generate();
+    for (String n : names) {
+      assertThat(s.acquireOrRenew(n, b, ttl())).as("'%s' is held by a", n).isEmpty();
+    }
+    for (String n : names) {
+      assertThat(s.release(n, a)).as("release '%s'", n).isTrue();
+      assertThat(s.inspect(n).status()).isEqualTo(LeaseState.Status.FREE);
+    }
+  }
+
+  // ---------------------------------------------------------------- long random history
+
+  @Test
+  void randomHistoryOfThreeHoldersKeepsTokensMonotonic() {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId[] holders = {HolderId.generate(), HolderId.generate(), HolderId.generate()};
+    Random random = new Random(ThreadLocalRandom.current().nextLong());
+    long maxToken = 0;
+    HolderId current = null;
+    long currentToken = 0;
+    long lastGrantNanos = 0;
+    int expiries = 0;
+    for (int step = 0; step < 60; step++) {
+      int op = random.nextInt(10);
+      HolderId h = holders[random.nextInt(holders.length)];
+      if (op < 6) {
+        long sent = System.nanoTime();
+        Optional<LeaseGrant> g = s.acquireOrRenew(name, h, ttl());
+        boolean tenureSurelyLive = current != null
+            && sent - lastGrantNanos < ttl().toNanos() / 2;
+        if (g.isPresent()) {
+          long t = g.get().token();
+          if (h.equals(current) && tenureSurelyLive) {
+            assertThat(t).as("step %d: renewal within a tenure keeps the token", step)
+                .isEqualTo(currentToken);
+          } else if (h.equals(current)) {
+            assertThat(t).as("step %d: same holder, tenure may have expired", step)
+                .isGreaterThanOrEqualTo(currentToken);
+          } else {
+            assertThat(current == null || !tenureSurelyLive)
+                .as("step %d: %s was granted while %s's tenure was live", step, h, current).isTrue();
+            assertThat(t).as("step %d: new tenure", step).isGreaterThan(maxToken);
+          }
+          if (t != currentToken) {
+            assertThat(t).isGreaterThan(maxToken);
+          }
+          maxToken = Math.max(maxToken, t);
+          current = h;
+          currentToken = t;
+          lastGrantNanos = sent;
+        } else {
+          assertThat(h).as("step %d: the holder itself was refused", step).isNotEqualTo(
+              tenureSurelyLive ? current : null);
+        }
+      } else if (op < 9) {
+        boolean released = s.release(name, h);
+        if (released) {
+          assertThat(h).as("step %d: only the holder can release", step).isEqualTo(current);
+          current = null;
+        } else if (h.equals(current) && System.nanoTime() - lastGrantNanos < ttl().toNanos() / 2) {
+          fail("step %d: the live holder's release was refused", step);
+        }
+      } else if (expiries < 3 && current != null) {
+        awaitNotHeld(s, name);
+        expiries++;
+        current = null;
+      }
+      assertThat(s.token(name).orElse(0)).as("step %d: token(name)", step).isEqualTo(maxToken);
+    }
+  }
+
+  // ---------------------------------------------------------------- input and lifecycle
+
+  @Test
+  void ttlOutsideTheDeclaredRangeFailsFastWithTheRangeInTheMessage() {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    LeaseGrant g = granted(s.acquireOrRenew(name, a, ttl()), "acquire");
+    TtlRange r = s.ttlRange();
+    List<Duration> bad = new ArrayList<>(List.of(Duration.ZERO, Duration.ofMillis(-1),
+        r.max().plus(r.granularity())));
+    if (r.min().compareTo(Duration.ofNanos(1)) > 0) {
+      bad.add(r.min().minusNanos(1));
+    }
+    for (Duration ttl : bad) {
+      assertThatThrownBy(() -> s.acquireOrRenew(name, a, ttl)).as("ttl %s", ttl)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("ttl");
+    }
+    assertThatThrownBy(() -> s.acquireOrRenew(name, a, r.max().plus(r.granularity())))
+        .hasMessageContaining(r.min().toString()).hasMessageContaining(r.max().toString());
+    assertThatThrownBy(() -> s.acquireOrRenew(name, a, null))
+        .isInstanceOfAny(NullPointerException.class, IllegalArgumentException.class);
+    for (String badName : new String[] {null, "", "   ", "x".repeat(201), "line\nbreak"}) {
+      assertThatThrownBy(() -> s.acquireOrRenew(badName, a, ttl())).as("name %s", badName)
+          .isInstanceOfAny(NullPointerException.class, IllegalArgumentException.class)
+          .hasMessageContaining("lease name");
+      assertThatThrownBy(() -> s.inspect(badName))
+          .isInstanceOfAny(NullPointerException.class, IllegalArgumentException.class);
+      assertThatThrownBy(() -> s.release(badName, a))
+          .isInstanceOfAny(NullPointerException.class, IllegalArgumentException.class);
+    }
+    assertThatThrownBy(() -> s.acquireOrRenew(name, null, ttl()))
+        .isInstanceOfAny(NullPointerException.class, IllegalArgumentException.class);
+    LeaseState.Held held = (LeaseState.Held) s.inspect(name);
+    assertThat(held.holder()).as("bad calls lose nothing").isEqualTo(a);
+    assertThat(held.lastToken()).isEqualTo(g.token());
+  }
+
+  @Test
+  void closedStoreFailsLaterCallsAndLeavesNoNonDaemonThreads() {
+    LeaseStore other = store();
+    ttl();
+    Set<Long> before = nonDaemonThreads().stream().map(Thread::getId).collect(Collectors.toSet());
+    LeaseStore s = newStore();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    granted(s.acquireOrRenew(name, a, ttl()), "acquire");
+    LeaseStore.Subscription sub = s.onRelease(name, () -> {});
+    s.inspect(name);
+    sub.close();
+    s.close();
+    s.close();
+    assertThatThrownBy(() -> s.acquireOrRenew(name, a, ttl()))
+        .isInstanceOf(LeaseStoreClosedException.class);
+    assertThatThrownBy(() -> s.release(name, a)).isInstanceOf(LeaseStoreClosedException.class);
+    assertThatThrownBy(() -> s.inspect(name)).isInstanceOf(LeaseStoreClosedException.class);
+    assertThatThrownBy(() -> s.token(name)).isInstanceOf(LeaseStoreClosedException.class);
+    assertThat(other.inspect(name).status()).as("other clients keep working")
+        .isEqualTo(LeaseState.Status.HELD);
+    await("the closed store's non-daemon threads end").pollInSameThread().atMost(Duration.ofSeconds(15))
+        .untilAsserted(() -> assertThat(nonDaemonThreads())
+            .filteredOn(t -> !before.contains(t.getId()))
+            .as("non-daemon threads left by the closed store").isEmpty());
+  }
+
+  private static List<Thread> nonDaemonThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.isAlive() && !t.isDaemon())
+        .collect(Collectors.toList());
+  }
+
+  @Test
+  void clientClockSkewedByAnHourChangesNoOutcome() throws Exception {
+    String name = leaseName();
+    for (Duration skew : List.of(Duration.ofHours(1), Duration.ofHours(-1))) {
+      String n = name + (skew.isNegative() ? "-minus" : "-plus");
+      LeaderLoop ahead = LeaderLoop.builder(store(), n).ttl(ttl())
+          .clock(LeaseClock.skewed(LeaseClock.system(), skew)).build();
+      closeables.add(ahead);
+      LeaderLoop behind = LeaderLoop.builder(store(), n).ttl(ttl())
+          .clock(LeaseClock.skewed(LeaseClock.system(), skew.negated())).build();
+      closeables.add(behind);
+      ahead.start();
+      long t = ahead.awaitLeadership(expiryWait());
+      assertThat(t).as("skew %s: the skewed loop leads", skew).isPositive();
+      behind.start();
+      LeaseStore probe = store();
+      LeaseState.Held first = (LeaseState.Held) probe.inspect(n);
+      await("several renewals").atMost(expiryWait().multipliedBy(2))
+          .pollInterval(Duration.ofMillis(20))
+          .until(() -> probe.inspect(n) instanceof LeaseState.Held h
+              && h.expiresAt().isAfter(first.expiresAt().plus(ttl())));
+      assertThat(ahead.currentToken()).as("skew %s: token constant over renewals", skew)
+          .isEqualTo(t);
+      assertThat(behind.currentToken()).as("skew %s: the contender never leads", skew).isZero();
+      LeaseState.Held held = (LeaseState.Held) probe.inspect(n);
+      assertThat(held.remaining()).isLessThanOrEqualTo(ttl().plusMillis(50));
+      ahead.close();
+      long t2 = behind.awaitLeadership(expiryWait());
+      assertThat(t2).as("skew %s: handover after close", skew).isGreaterThan(t);
+      behind.close();
+    }
+  }
+
+  // ---------------------------------------------------------------- paused leaders, failover
+
+  @Test
+  void pausedLeaderInProcessIsFencedOut() throws Exception {
+    String name = leaseName();
+    ReferenceFencedResource<String> resource = new ReferenceFencedResource<>(name);
+    FreezableStore frozen = new FreezableStore(store());
+    List<String> events = new CopyOnWriteArrayList<>();
+    LeaderLoop a = loop(frozen, name, new LeaderListener() {
+      @Override
+      public void lost(String n, long token, LossReason reason) {
+        events.add("lost " + token);
+      }
+    });
+    a.start();
+    long ta = a.awaitLeadership(expiryWait());
+    assertThat(ta).isPositive();
+    long workerToken = a.currentToken();
+    resource.write(workerToken, "a-before-pause");
+
+    frozen.freeze();
+    LeaderLoop b = loop(store(), name);
+    b.start();
+    long tb = b.awaitLeadership(expiryWait().plus(expiryWait()));
+    assertThat(tb).as("b takes over while a is frozen").isGreaterThan(ta);
+    assertThat(a.currentToken()).as("a stood down before b could take over").isZero();
+    resource.write(tb, "b-1");
+
+    frozen.thaw();
+    assertThatThrownBy(() -> resource.write(workerToken, "a-after-pause"))
+        .isInstanceOf(FencedOutException.class);
+    assertThat(resource.acceptedWrites()).extracting(ReferenceFencedResource.Write::value)
+        .containsExactly("a-before-pause", "b-1");
+    await("a reports the loss").atMost(expiryWait()).until(() -> events.contains("lost " + ta));
+    resource.write(tb, "b-2");
+    assertThat(b.currentToken()).isEqualTo(tb);
+  }
+
+  @Test
+  void pausedLeaderProcessStoppedWithSigstopIsFencedOut() throws Exception {
+    String name = leaseName();
+    ReferenceFencedResource<String> resource = new ReferenceFencedResource<>(name);
+    Duration ttl = ttl();
+    try (LeaderProcess child = LeaderProcess.start(storeRecipe(), name, ttl, ttl.dividedBy(3))) {
+      closeables.add(child);
+      String acquired = child.awaitLine("ACQUIRED ", 0, expiryWait().plusSeconds(20));
+      long t1 = Long.parseLong(acquired.substring("ACQUIRED ".length()));
+      long captured = child.ask("CAPTURE", "CAPTURED", Duration.ofSeconds(10));
+      assertThat(captured).isEqualTo(t1);
+      resource.write(captured, "child-before-stop");
+
+      child.signal("STOP");
+      LeaderLoop b = loop(store(), name);
+      b.start();
+      long tb = b.awaitLeadership(expiryWait().plus(expiryWait()));
+      assertThat(tb).as("b takes over while the child is stopped").isGreaterThan(t1);
+      resource.write(tb, "b-1");
+
+      child.signal("CONT");
+      long staleToken = child.ask("WRITE", "WRITE", Duration.ofSeconds(10));
+      assertThat(staleToken).isEqualTo(t1);
+      assertThatThrownBy(() -> resource.write(staleToken, "child-after-resume"))
+          .isInstanceOf(FencedOutException.class)
+          .hasMessageContaining(Long.toString(tb));
+      child.awaitLine("LOST " + t1 + " ", 0, expiryWait());
+      long now = child.ask("TOKEN", "TOKEN", Duration.ofSeconds(10));
+      assertThat(now == 0 || now > tb).as("resumed child's token %d", now).isTrue();
+      assertThat(resource.acceptedWrites()).extracting(ReferenceFencedResource.Write::value)
+          .containsExactly("child-before-stop", "b-1");
+      assertThat(b.currentToken()).isEqualTo(tb);
+    }
+  }
+
+  @Test
+  void followerTakesOverWithinTtlPlusOneRenewIntervalAfterSigkill() throws Exception {
+    String name = leaseName();
+    Duration ttl = ttl();
+    Duration renew = ttl.dividedBy(3);
+    try (LeaderProcess child = LeaderProcess.start(storeRecipe(), name, ttl, renew)) {
+      closeables.add(child);
+      String acquired = child.awaitLine("ACQUIRED ", 0, expiryWait().plusSeconds(20));
+      long t1 = Long.parseLong(acquired.substring("ACQUIRED ".length()));
+      LeaderLoop follower = loop(store(), name);
+      follower.start();
+      await("the follower has read the lease").atMost(Duration.ofSeconds(10))
+          .pollDelay(renew).until(() -> follower.currentToken() == 0);
+      long killedAt = System.nanoTime();
+      child.signal("KILL");
+      long t2 = follower.awaitLeadership(expiryWait().plus(expiryWait()));
+      Duration took = Duration.ofNanos(System.nanoTime() - killedAt);
+      assertThat(t2).isGreaterThan(t1);
+      assertThat(took).as("takeover after SIGKILL (ttl %s, renew %s, slack %s)", ttl, renew,
+          expirySlack()).isLessThanOrEqualTo(ttl.plus(renew).plus(expirySlack()));
+    }
+  }
+
+  @Test
+  void followerTakesOverWithinOneSecondAfterCleanClose() throws Exception {
+    String name = leaseName();
+    LeaderLoop leader = loop(store(), name);
+    leader.start();
+    long t1 = leader.awaitLeadership(expiryWait());
+    assertThat(t1).isPositive();
+    AtomicInteger acquiredEvents = new AtomicInteger();
+    ConcurrentLinkedQueue<Long> tokens = new ConcurrentLinkedQueue<>();
+    LeaderLoop follower = loop(store(), name, new LeaderListener() {
+      @Override
+      public void acquired(String n, long token) {
+        acquiredEvents.incrementAndGet();
+        tokens.add(token);
+      }
+    });
+    follower.start();
+    await("the follower has read the lease and gone to sleep").atMost(Duration.ofSeconds(10))
+        .pollDelay(Duration.ofMillis(200)).until(() -> follower.currentToken() == 0);
+    long closedAt = System.nanoTime();
+    leader.close();
+    long t2 = follower.awaitLeadership(expiryWait());
+    Duration took = Duration.ofNanos(System.nanoTime() - closedAt);
+    assertThat(t2).isGreaterThan(t1);
+    assertThat(took).as("clean handover").isLessThanOrEqualTo(Duration.ofSeconds(1));
+    assertThat(acquiredEvents.get()).isEqualTo(1);
+    assertThat(tokens).containsExactly(t2);
+  }
+}

@@ -1,0 +1,104 @@
+package dev.leases.tck.process;
+
+import dev.leases.LeaseStore;
+import dev.leases.LeaseStoreFactory;
+import dev.leases.leader.LeaderListener;
+import dev.leases.leader.LeaderLoop;
+import dev.leases.leader.LossReason;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A separate JVM that runs a {@link LeaderLoop} and talks to its parent over stdin/stdout, so that
+ * the parent can stop it with {@code SIGSTOP}, resume it, or kill it. Arguments:
+ * {@code --factory=CLASS --name=LEASE --ttl-ms=N [--renew-ms=N] [--setting=KEY=VALUE ...]}.
+ *
+ * <p>It prints {@code ACQUIRED t}, {@code LOST t REASON} and {@code ADVANCED a b} as the loop's
+ * listener hears them, and answers these commands: {@code CAPTURE} (the worker reads the current
+ * token and keeps it, as work that starts now would: prints {@code CAPTURED t}), {@code WRITE}
+ * (the worker's write after whatever happened since: prints {@code WRITE t} with the captured token),
+ * {@code TOKEN} (prints {@code TOKEN t}, the loop's current token), {@code CLOSE} (closes the loop,
+ * releasing the lease, prints {@code CLOSED} and exits).
+ */
+public final class LeaderProcessMain {
+
+  private LeaderProcessMain() {}
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> settings = new HashMap<>();
+    String factory = null;
+    String name = null;
+    long ttlMs = 0;
+    long renewMs = 0;
+    for (String a : args) {
+      if (a.startsWith("--factory=")) {
+        factory = a.substring("--factory=".length());
+      } else if (a.startsWith("--name=")) {
+        name = a.substring("--name=".length());
+      } else if (a.startsWith("--ttl-ms=")) {
+        ttlMs = Long.parseLong(a.substring("--ttl-ms=".length()));
+      } else if (a.startsWith("--renew-ms=")) {
+        renewMs = Long.parseLong(a.substring("--renew-ms=".length()));
+      } else if (a.startsWith("--setting=")) {
+        String kv = a.substring("--setting=".length());
+        int eq = kv.indexOf('=');
+        settings.put(kv.substring(0, eq), kv.substring(eq + 1));
+      } else {
+        throw new IllegalArgumentException("unknown argument " + a);
+      }
+    }
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    LeaseStoreFactory f = (LeaseStoreFactory) Class.forName(factory).getDeclaredConstructor()
+        .newInstance();
+    LeaseStore store = f.open(settings);
+    LeaderLoop.Builder b = LeaderLoop.builder(store, name).ttl(Duration.ofMillis(ttlMs))
+        .listener(new LeaderListener() {
+          @Override
+          public void acquired(String n, long token) {
+            out.println("ACQUIRED " + token);
+          }
+
+          @Override
+          public void lost(String n, long token, LossReason reason) {
+            out.println("LOST " + token + " " + reason);
+          }
+
+          @Override
+          public void tokenAdvanced(String n, long oldToken, long newToken) {
+            out.println("ADVANCED " + oldToken + " " + newToken);
+          }
+        });
+    if (renewMs > 0) {
+      b.renewInterval(Duration.ofMillis(renewMs));
+    }
+    LeaderLoop loop = b.start();
+    out.println("STARTED " + ProcessHandle.current().pid());
+    long captured = 0;
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      switch (line.trim()) {
+        case "CAPTURE" -> {
+          captured = loop.currentToken();
+          out.println("CAPTURED " + captured);
+        }
+        case "WRITE" -> out.println("WRITE " + captured);
+        case "TOKEN" -> out.println("TOKEN " + loop.currentToken());
+        case "CLOSE" -> {
+          loop.close();
+          store.close();
+          out.println("CLOSED");
+          System.exit(0);
+        }
+        default -> out.println("ERROR unknown command " + line);
+      }
+    }
+    loop.close();
+    store.close();
+  }
+}

@@ -1,0 +1,140 @@
+package dev.leases.tck.remote;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseStore;
+import dev.leases.TtlRange;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Serves a {@link LeaseStore} (typically the in-memory reference store) to other processes on a
+ * loopback port, so that multi-process scenarios (the kit's {@code SIGSTOP}/{@code SIGKILL} tests,
+ * the benchmark's worker JVMs) can run against a store that lives in one JVM. Test
+ * infrastructure, not a production server: no authentication, loopback only.
+ */
+public final class LeaseStoreServer implements AutoCloseable {
+
+  private final LeaseStore store;
+  private final ServerSocket socket;
+  private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  private LeaseStoreServer(LeaseStore store) throws IOException {
+    this.store = store;
+    this.socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    Thread t = new Thread(this::acceptLoop, "leases-store-server-" + socket.getLocalPort());
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** Serves {@code store} on a free loopback port until closed. */
+  public static LeaseStoreServer serve(LeaseStore store) throws IOException {
+    return new LeaseStoreServer(store);
+  }
+
+  public int port() {
+    return socket.getLocalPort();
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      try {
+        Socket s = socket.accept();
+        s.setTcpNoDelay(true);
+        clients.add(s);
+        Thread t = new Thread(() -> serve(s), "leases-store-conn-" + s.getPort());
+        t.setDaemon(true);
+        t.start();
+      } catch (IOException e) {
+        if (!closed) {
+          continue;
+        }
+        return;
+      }
+    }
+  }
+
+  private void serve(Socket s) {
+    try (s;
+        BufferedReader in = new BufferedReader(
+            new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
+        Writer out = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8)) {
+      String line;
+      while ((line = in.readLine()) != null) {
+        out.write(handle(line.split(Wire.SEP, -1)));
+        out.write('\n');
+        out.flush();
+      }
+    } catch (IOException e) {
+      // client went away
+    } finally {
+      clients.remove(s);
+    }
+  }
+
+  private String handle(String[] f) {
+    try {
+      switch (f[0]) {
+        case "ACQ": {
+          HolderId holder = new HolderId(f[2]);
+          Optional<dev.leases.LeaseGrant> g =
+              store.acquireOrRenew(f[1], holder, Duration.ofNanos(Long.parseLong(f[3])));
+          return g.map(Wire::grant).orElse("NONE");
+        }
+        case "REL":
+          return "OK" + Wire.SEP + store.release(f[1], new HolderId(f[2]));
+        case "TOK": {
+          OptionalLong t = store.token(f[1]);
+          return "OK" + Wire.SEP + (t.isPresent() ? Long.toString(t.getAsLong()) : "");
+        }
+        case "INS":
+          return Wire.state(store.inspect(f[1]));
+        case "RANGE": {
+          TtlRange r = store.ttlRange();
+          return String.join(Wire.SEP, "OK", Long.toString(r.min().toNanos()),
+              Long.toString(r.max().toNanos()), Long.toString(r.granularity().toNanos()));
+        }
+        default:
+          return "ERR" + Wire.SEP + "IllegalArgumentException" + Wire.SEP + "unknown request " + f[0];
+      }
+    } catch (IllegalArgumentException e) {
+      return "ERR" + Wire.SEP + "IllegalArgumentException" + Wire.SEP + oneLine(e.getMessage());
+    } catch (RuntimeException e) {
+      return "ERR" + Wire.SEP + e.getClass().getSimpleName() + Wire.SEP + oneLine(e.toString());
+    }
+  }
+
+  private static String oneLine(String s) {
+    return s == null ? "" : s.replaceAll("\\p{Cntrl}", " ");
+  }
+
+  /** Stops accepting and drops every connection (clients then fail their calls). */
+  @Override
+  public void close() {
+    closed = true;
+    try {
+      socket.close();
+    } catch (IOException e) {
+      // closing anyway
+    }
+    for (Socket s : clients) {
+      try {
+        s.close();
+      } catch (IOException e) {
+        // closing anyway
+      }
+    }
+  }
+}

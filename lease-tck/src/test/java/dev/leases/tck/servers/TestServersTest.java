@@ -1,0 +1,135 @@
+package dev.leases.tck.servers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TestServersTest {
+
+  private final List<String> started = new ArrayList<>();
+
+  private ServerSpec.Launcher launcher(String kind, boolean available) {
+    return new ServerSpec.Launcher() {
+      @Override
+      public boolean available() {
+        return available;
+      }
+
+      @Override
+      public String unavailableReason() {
+        return kind + " binary not found";
+      }
+
+      @Override
+      public TestServer start() {
+        started.add(kind);
+        return new TestServer() {
+          @Override
+          public String endpoint() {
+            return kind + "://endpoint";
+          }
+
+          @Override
+          public String description() {
+            return kind;
+          }
+
+          @Override
+          public void close() {}
+        };
+      }
+    };
+  }
+
+  private ServerSpec spec(boolean local, boolean container) {
+    return new ServerSpec("Thing", "THING_URL", Optional.of(launcher("local", local)),
+        Optional.of(launcher("container", container)), "apt-get install thing");
+  }
+
+  @Test
+  void environmentEndpointWinsOverEverything() {
+    TestServers servers = new TestServers(Map.of("THING_URL", " thing://external "), () -> true);
+    TestServer s = servers.provide(spec(true, true));
+    assertThat(s.endpoint()).isEqualTo("thing://external");
+    assertThat(s.description()).contains("$THING_URL");
+    assertThat(started).isEmpty();
+  }
+
+  @Test
+  void blankEnvironmentVariableIsIgnored() {
+    TestServers servers = new TestServers(Map.of("THING_URL", "  "), () -> false);
+    assertThat(servers.provide(spec(true, true)).endpoint()).isEqualTo("local://endpoint");
+  }
+
+  @Test
+  void localBinaryComesBeforeContainers() {
+    TestServers servers = new TestServers(Map.of(), () -> true);
+    assertThat(servers.provide(spec(true, true)).endpoint()).isEqualTo("local://endpoint");
+    assertThat(started).containsExactly("local");
+  }
+
+  @Test
+  void containerOnlyWhenDockerAnswers() {
+    TestServers withDocker = new TestServers(Map.of(), () -> true);
+    assertThat(withDocker.provide(spec(false, true)).endpoint()).isEqualTo("container://endpoint");
+    TestServers withoutDocker = new TestServers(Map.of(), () -> false);
+    assertThatThrownBy(() -> withoutDocker.provide(spec(false, true)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("Thing is not available")
+        .hasMessageContaining("$THING_URL is not set")
+        .hasMessageContaining("local binary not found")
+        .hasMessageContaining("no Docker engine answers")
+        .hasMessageContaining("apt-get install thing");
+    assertThat(started).containsExactly("container");
+  }
+
+  @Test
+  void failedStartSaysHowToInstall() {
+    ServerSpec spec = new ServerSpec("Thing", "THING_URL", Optional.of(new ServerSpec.Launcher() {
+      @Override
+      public boolean available() {
+        return true;
+      }
+
+      @Override
+      public TestServer start() {
+        throw new IllegalStateException("port in use");
+      }
+    }), Optional.empty(), "apt-get install thing");
+    assertThatThrownBy(() -> new TestServers(Map.of(), () -> false).provide(spec))
+        .hasMessageContaining("port in use").hasMessageContaining("apt-get install thing");
+  }
+
+  @Test
+  void dockerProbeIsFalseWithoutASocket(@TempDir Path dir) {
+    assertThat(DockerProbe.pingsOk(dir.resolve("docker.sock"))).isFalse();
+  }
+
+  @Test
+  void localProcessServerStartsAndCleansUp() throws Exception {
+    Optional<Path> python = LocalProcessServer.findBinary("python3");
+    assertThat(python).as("python3 is part of the machine image").isPresent();
+    LocalProcessServer s = LocalProcessServer.start("Echo", (port, dir) -> List.of(
+        python.get().toString(), "-m", "http.server", Integer.toString(port), "--bind", "127.0.0.1"),
+        port -> "http://127.0.0.1:" + port, java.time.Duration.ofSeconds(20));
+    Path dir = s.dataDir();
+    assertThat(dir).exists();
+    assertThat(s.endpoint()).isEqualTo("http://127.0.0.1:" + s.port());
+    s.close();
+    assertThat(dir).doesNotExist();
+  }
+
+  @Test
+  void localProcessServerThatNeverListensFailsWithItsOutput() {
+    assertThatThrownBy(() -> LocalProcessServer.start("Silent", (port, dir) -> List.of(
+        "sh", "-c", "echo refusing to start; exit 3"), port -> "x", java.time.Duration.ofSeconds(2)))
+        .hasMessageContaining("did not listen").hasMessageContaining("refusing to start");
+  }
+}
