@@ -1,0 +1,263 @@
+package dev.leases.leader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.memory.InMemoryLeaseStore;
+import dev.leases.time.ManualClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** The leader loop driven step by step with a manual clock and a scripted store: no sleeps. */
+class LeaderLoopTest {
+
+  private static final String NAME = "nightly-invoice-run";
+  private static final Duration TTL = Duration.ofSeconds(3);
+  private static final Duration RENEW = Duration.ofSeconds(1);
+  private static final Duration MARGIN = Duration.ofMillis(300);
+
+  private final ManualClock clock = new ManualClock();
+  private final ScriptedStore store = new ScriptedStore(clock);
+  private final List<String> events = new ArrayList<>();
+
+  private final LeaderListener recorder = new LeaderListener() {
+    @Override
+    public void acquired(String name, long token) {
+      events.add("acquired " + token);
+    }
+
+    @Override
+    public void lost(String name, long token, LossReason reason) {
+      events.add("lost " + token + " " + reason);
+    }
+
+    @Override
+    public void tokenAdvanced(String name, long oldToken, long newToken) {
+      events.add("advanced " + oldToken + "->" + newToken);
+    }
+  };
+
+  private LeaderLoop loop() {
+    return LeaderLoop.builder(store, NAME).ttl(TTL).clock(clock).listener(recorder)
+        .storeCalls(StoreCalls.direct()).build();
+  }
+
+  private LeaseGrant otherTakes(HolderId other) {
+    return store.real.acquireOrRenew(NAME, other, TTL).orElseThrow();
+  }
+
+  @Test
+  void startsAsFollowerThenAcquiresAndRenewsAtAThirdOfTheTtl() {
+    LeaderLoop loop = loop();
+    assertThat(loop.currentToken()).isZero();
+    assertThat(loop.renewInterval()).isEqualTo(RENEW);
+    Duration next = loop.step();
+    long token = loop.currentToken();
+    assertThat(token).isPositive();
+    assertThat(next).isEqualTo(RENEW);
+    assertThat(events).containsExactly("acquired " + token);
+    for (int i = 0; i < 5; i++) {
+      clock.advance(next);
+      next = loop.step();
+      assertThat(loop.currentToken()).isEqualTo(token);
+    }
+    assertThat(events).containsExactly("acquired " + token);
+    assertThat(store.acquireCalls).isEqualTo(6);
+  }
+
+  @Test
+  void failedRenewalIsTreatedAsLostAtOnceThenReacquiredWithTheSameToken() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    clock.advance(RENEW);
+    store.failNext();
+    Duration retry = loop.step();
+    assertThat(loop.currentToken()).as("unknown is no").isZero();
+    assertThat(events).containsExactly("acquired " + token, "lost " + token + " RENEWAL_FAILED");
+    clock.advance(retry);
+    loop.step();
+    assertThat(loop.currentToken()).as("the store still had our unexpired lease").isEqualTo(token);
+  }
+
+  @Test
+  void tokenDropsToZeroAtTheLocalDeadlineBeforeTheStoreExpiresTheLease() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    clock.advance(TTL.minus(MARGIN).minusMillis(1));
+    assertThat(loop.currentToken()).isEqualTo(token);
+    clock.advance(Duration.ofMillis(1));
+    assertThat(loop.currentToken()).as("no loop step needed to drop the token").isZero();
+    assertThat(store.inspect(NAME)).as("the store still holds it: we stood down first")
+        .isInstanceOf(LeaseState.Held.class);
+    loop.step();
+    assertThat(events).contains("lost " + token + " LOCAL_DEADLINE");
+  }
+
+  @Test
+  void localDeadlineCountsFromWhenTheRenewalWasSentNotAnswered() {
+    LeaderLoop loop = loop();
+    Duration slowAnswer = Duration.ofMillis(1500);
+    store.next(() -> {
+      Optional<LeaseGrant> g = store.real.acquireOrRenew(NAME, loop.holder(), TTL);
+      clock.advance(slowAnswer);
+      return g;
+    });
+    Duration next = loop.step();
+    long token = loop.currentToken();
+    assertThat(token).isPositive();
+    assertThat(next).as("the answer took longer than the renew interval: renew at once")
+        .isEqualTo(Duration.ZERO);
+    clock.advance(TTL.minus(MARGIN).minus(slowAnswer));
+    assertThat(loop.currentToken()).as("deadline = send + ttl - margin").isZero();
+  }
+
+  @Test
+  void suspendedVmIsDetectedAndTheLoopContendsWithAFreshHolderId() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    HolderId before = loop.holder();
+    clock.advance(Duration.ofMillis(500));
+    clock.suspend(Duration.ofSeconds(40));
+    assertThat(loop.currentToken()).as("wall deadline passed during the suspension").isZero();
+    loop.step();
+    assertThat(events).contains("lost " + token + " CLOCK_JUMP");
+    assertThat(loop.holder()).isNotEqualTo(before);
+    assertThat(loop.currentToken()).as("old id still holds it in the store").isZero();
+    clock.advance(TTL);
+    loop.step();
+    assertThat(loop.currentToken()).as("re-acquired under the fresh id").isGreaterThan(token);
+  }
+
+  @Test
+  void wallClockSteppedBackIsAClockJump() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    clock.advance(RENEW);
+    clock.jumpWall(Duration.ofHours(-1));
+    loop.step();
+    assertThat(events).contains("lost " + token + " CLOCK_JUMP");
+  }
+
+  @Test
+  void smallDisagreementWithinToleranceIsNotAJump() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    clock.advance(RENEW);
+    clock.jumpWall(MARGIN.minusMillis(50));
+    loop.step();
+    assertThat(loop.currentToken()).isEqualTo(token);
+    assertThat(events).containsExactly("acquired " + token);
+  }
+
+  @Test
+  void supersededHolderStandsDownAndFollowsUntilTheExpiryItRead() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    store.real.deleteOutOfBand(NAME);
+    LeaseGrant other = otherTakes(HolderId.generate());
+    clock.advance(RENEW);
+    Duration wait = loop.step();
+    assertThat(loop.currentToken()).isZero();
+    assertThat(events).containsExactly("acquired " + token, "lost " + token + " SUPERSEDED");
+    assertThat(other.token()).isGreaterThan(token);
+    assertThat(wait).as("sleep until the other's lease would expire")
+        .isEqualTo(TTL.minus(RENEW).plusMillis(1));
+  }
+
+  @Test
+  void renewalAnsweringADifferentTokenReportsTokenAdvanced() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    clock.advance(RENEW);
+    store.next(() -> Optional.of(new LeaseGrant(NAME, loop.holder(), token + 5,
+        clock.wallInstant().plus(TTL), TTL)));
+    loop.step();
+    assertThat(loop.currentToken()).isEqualTo(token + 5);
+    assertThat(events).containsExactly("acquired " + token, "advanced " + token + "->" + (token + 5));
+  }
+
+  @Test
+  void followerRetriesQuicklyWhenItLostARaceForAFreeLease() {
+    LeaderLoop loop = loop();
+    store.next(Optional::empty);
+    Duration wait = loop.step();
+    assertThat(wait).isLessThanOrEqualTo(Duration.ofMillis(50));
+    assertThat(loop.currentToken()).isZero();
+  }
+
+  @Test
+  void closeReleasesTheLeaseAndReportsLoss() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    loop.close();
+    assertThat(store.releaseCalls).isEqualTo(1);
+    assertThat(store.inspect(NAME)).isEqualTo(new LeaseState.Free(NAME, token));
+    assertThat(events).containsExactly("acquired " + token, "lost " + token + " CLOSED");
+    assertThat(loop.currentToken()).isZero();
+    assertThat(loop.step()).isEqualTo(Duration.ZERO);
+  }
+
+  @Test
+  void aThrowingListenerDoesNotStopTheLoop() {
+    LeaderLoop loop = LeaderLoop.builder(store, NAME).ttl(TTL).clock(clock)
+        .listener(new LeaderListener() {
+          @Override
+          public void acquired(String name, long token) {
+            throw new IllegalStateException("listener bug");
+          }
+        }).listener(recorder).storeCalls(StoreCalls.direct()).build();
+    loop.step();
+    assertThat(loop.currentToken()).isPositive();
+    assertThat(events).hasSize(1);
+  }
+
+  @Test
+  void configurationIsValidatedWithMessagesThatSayWhatToChange() {
+    assertThatThrownBy(() -> LeaderLoop.builder(store, NAME).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ttl is required");
+    assertThatThrownBy(() -> LeaderLoop.builder(store, NAME).ttl(TTL)
+        .renewInterval(Duration.ofMillis(1001)).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("two failed renewals").hasMessageContaining("PT1S");
+    assertThatThrownBy(() -> LeaderLoop.builder(store, NAME).ttl(Duration.ofMillis(10)).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT0.1S")
+        .hasMessageContaining("PT1H");
+    assertThatThrownBy(() -> LeaderLoop.builder(store, NAME).ttl(TTL)
+        .standDownMargin(Duration.ofSeconds(1)).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("standDownMargin");
+    assertThatThrownBy(() -> LeaderLoop.builder(store, " ").ttl(TTL).build())
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lease name");
+    assertThatThrownBy(() -> LeaderLoop.builder(null, NAME))
+        .isInstanceOf(NullPointerException.class).hasMessageContaining("store");
+  }
+
+  @Test
+  void startedLoopLeadsAndHandsOverOnClose() throws Exception {
+    InMemoryLeaseStore shared = new InMemoryLeaseStore();
+    try (LeaderLoop a = LeaderLoop.builder(shared, NAME).ttl(Duration.ofSeconds(2)).start();
+        LeaderLoop b = LeaderLoop.builder(shared.newClient(), NAME).ttl(Duration.ofSeconds(2))
+            .build()) {
+      long ta = a.awaitLeadership(Duration.ofSeconds(10));
+      assertThat(ta).isPositive();
+      b.start();
+      assertThat(b.currentToken()).isZero();
+      a.close();
+      long tb = b.awaitLeadership(Duration.ofSeconds(10));
+      assertThat(tb).isGreaterThan(ta);
+    }
+  }
+}
