@@ -26,6 +26,7 @@
 #
 # Environment knobs:
 #   CONSUL_VERSION        Consul module version to build (default pinned below)
+#   CONSUL_NESTED_OVERRIDES  "module@version ..." for nested modules (see below)
 #   LEASES_CACHE_DIR      cache root (default $HOME/.cache/leases)
 #   CONSUL_IGNORE_PATH=1  ignore a `consul` already on PATH, use/build the cache
 #   CONSUL_FORCE_BUILD=1  rebuild even if a usable binary exists
@@ -34,12 +35,24 @@
 set -euo pipefail
 
 # Newest Consul release that the module proxy serves and that builds with
-# Go 1.26 (its go.mod asks for go 1.25.9). Nested modules are taken from the
-# `require` lines of this version's go.mod (for v1.22.7: api v1.33.7,
-# sdk v0.17.3, proto-public v0.7.4, envoyextensions v0.9.6,
-# troubleshoot v0.8.7).
-CONSUL_VERSION="${CONSUL_VERSION:-v1.22.7}"
+# Go 1.26 (its go.mod asks for go 1.25.9).
+DEFAULT_CONSUL_VERSION="v1.22.7"
+CONSUL_VERSION="${CONSUL_VERSION:-${DEFAULT_CONSUL_VERSION}}"
 [[ "${CONSUL_VERSION}" == v* ]] || CONSUL_VERSION="v${CONSUL_VERSION}"
+
+# Versions of Consul's nested modules (api, sdk, proto-public,
+# envoyextensions, troubleshoot). By default they are the versions in the
+# `require` block of Consul's own go.mod; entries here (module@version,
+# space separated) take precedence. For v1.22.7 the go.mod requires
+# api v1.33.7, but the v1.22.7 tree uses api fields added later
+# (ACLAuthMethod.TokenNameFormat, ACLToken.Name), first published in
+# api v1.34.1; sdk v0.17.3, proto-public v0.7.4, envoyextensions v0.9.6
+# and troubleshoot v0.8.7 are used as required.
+if [[ "${CONSUL_VERSION}" == "${DEFAULT_CONSUL_VERSION}" ]]; then
+  CONSUL_NESTED_OVERRIDES="${CONSUL_NESTED_OVERRIDES-github.com/hashicorp/consul/api@v1.34.1}"
+else
+  CONSUL_NESTED_OVERRIDES="${CONSUL_NESTED_OVERRIDES-}"
+fi
 CONSUL_MODULE="github.com/hashicorp/consul"
 
 CACHE_ROOT="${LEASES_CACHE_DIR:-${HOME:?HOME is not set}/.cache/leases}"
@@ -111,10 +124,12 @@ if command -v flock >/dev/null 2>&1; then
 fi
 
 WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/consul-build.XXXXXX")"
+tmp_bin="${INSTALL_DIR}/.consul.tmp.$$"   # renamed to ${CONSUL_BIN} when verified
 cleanup() {
   # the copied module tree is read-only in places; make it removable
   chmod -R u+w "${WORK_DIR}" 2>/dev/null || true
   rm -rf "${WORK_DIR}"
+  rm -f "${tmp_bin}"
 }
 trap cleanup EXIT
 
@@ -122,8 +137,9 @@ trap cleanup EXIT
 # Run a command, appending its output to the build log (and echoing it to
 # stderr); on failure show the tail of the log and abort with a clear message.
 run() {
-  log "+ $*"
-  local rc
+  local rc cmd
+  cmd="$(printf '%q ' "$@")"
+  log "+ ${cmd}"
   set +e
   "$@" 2>&1 | tee -a "${BUILD_LOG}" >&2
   rc=${PIPESTATUS[0]}
@@ -131,7 +147,7 @@ run() {
   if ((rc != 0)); then
     log "---- last lines of ${BUILD_LOG} ----"
     tail -n 40 "${BUILD_LOG}" >&2 || true
-    die "command failed (exit ${rc}): $* (full log: ${BUILD_LOG})"
+    die "command failed (exit ${rc}): ${cmd}(full log: ${BUILD_LOG})"
   fi
 }
 
@@ -139,9 +155,9 @@ start_ts=$(date +%s)
 
 # 2a. Download (and checksum-verify) the Consul module source.
 log "downloading ${CONSUL_MODULE}@${CONSUL_VERSION} via ${GOPROXY:-$("${GO}" env GOPROXY)}"
-dl_json="$(cd "${WORK_DIR}" && "${GO}" mod download -json "${CONSUL_MODULE}@${CONSUL_VERSION}" 2>>"${BUILD_LOG}")" \
-  || die "go mod download ${CONSUL_MODULE}@${CONSUL_VERSION} failed (is the version served by the proxy?): $(tail -n 5 "${BUILD_LOG}")"
 json_field() { sed -n "s/^[[:space:]]*\"$1\"[[:space:]]*:[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p" <<<"$2" | head -n 1; }
+dl_json="$(cd "${WORK_DIR}" && "${GO}" mod download -json "${CONSUL_MODULE}@${CONSUL_VERSION}" 2>>"${BUILD_LOG}")" \
+  || die "go mod download ${CONSUL_MODULE}@${CONSUL_VERSION} failed (is this version served by ${GOPROXY:-the module proxy}?): $(json_field Error "${dl_json}") $(tail -n 3 "${BUILD_LOG}")"
 mod_dir="$(json_field Dir "${dl_json}")"
 info_file="$(json_field Info "${dl_json}")"
 [[ -n "${mod_dir}" && -d "${mod_dir}" ]] || die "go mod download gave no source dir: ${dl_json}"
@@ -156,7 +172,7 @@ cd "${SRC}"
 # 2c. Drop `replace` directives pointing into Consul's own tree; the module
 # zip does not contain nested modules (api/, sdk/, ...), so they must come
 # from the proxy. Their versions are the ones Consul's go.mod already
-# `require`s, i.e. the tags released together with this Consul version.
+# `require`s, unless CONSUL_NESTED_OVERRIDES names another version.
 mapfile -t local_replaces < <(awk '
   /=>/ {
     for (i = 1; i <= NF; i++) if ($i == "=>") break
@@ -171,8 +187,16 @@ for r in "${local_replaces[@]}"; do
   log "dropping replace ${r} => (local dir)"
   "${GO}" mod edit -dropreplace="${r}"
   mod_path="${r%@*}"
-  ver="$("${GO}" list -m -f '{{.Version}}' "${mod_path}" 2>>"${BUILD_LOG}" || true)"
-  [[ -n "${ver}" ]] || die "go.mod of ${CONSUL_VERSION} has no require for ${mod_path}; cannot pick a version"
+  ver=""
+  for o in ${CONSUL_NESTED_OVERRIDES}; do
+    [[ "${o%@*}" == "${mod_path}" ]] && ver="${o#*@}"
+  done
+  if [[ -z "${ver}" ]]; then
+    # the version in Consul's `require` block
+    ver="$(awk -v m="${mod_path}" '$1 == m && $2 ~ /^v/ { print $2; exit }
+                                   $1 == "require" && $2 == m { print $3; exit }' go.mod)"
+  fi
+  [[ -n "${ver}" ]] || die "go.mod of ${CONSUL_VERSION} has no require for ${mod_path}; set CONSUL_NESTED_OVERRIDES"
   nested_modules+=("${mod_path}@${ver}")
 done
 if ((${#nested_modules[@]})); then
@@ -189,13 +213,12 @@ ldflags="-s -w"
 [[ -n "${build_date}" ]] && ldflags+=" -X ${CONSUL_MODULE}/version.BuildDate=${build_date}"
 [[ -n "${git_commit}" ]] && ldflags+=" -X ${CONSUL_MODULE}/version.GitCommit=${git_commit}"
 
-tmp_bin="${INSTALL_DIR}/.consul.tmp.$$"
 build_start=$(date +%s)
 log "building consul ${CONSUL_VERSION} (this can take 5-15 minutes on 2 cores) ..."
 run "${GO}" build -trimpath -ldflags "${ldflags}" -o "${tmp_bin}" .
 build_secs=$(( $(date +%s) - build_start ))
 
-consul_works "${tmp_bin}" || { rm -f "${tmp_bin}"; die "built binary does not run 'consul version'"; }
+consul_works "${tmp_bin}" || die "built binary ${tmp_bin} does not run 'consul version'"
 mv -f "${tmp_bin}" "${CONSUL_BIN}"
 
 total_secs=$(( $(date +%s) - start_ts ))

@@ -718,6 +718,8 @@ public abstract class LeaseStoreTck {
     Duration took = Duration.ofNanos(System.nanoTime() - closedAt);
     assertThat(t2).isGreaterThan(t1);
     assertThat(took).as("clean handover").isLessThanOrEqualTo(Duration.ofSeconds(1));
+    await("the follower's listener hears it").atMost(Duration.ofSeconds(5))
+        .until(() -> acquiredEvents.get() >= 1);
     assertThat(acquiredEvents.get()).isEqualTo(1);
     assertThat(tokens).containsExactly(t2);
   }

@@ -1,0 +1,122 @@
+package dev.leases.postgres;
+
+import dev.leases.LeaseStoreUnavailableException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.Executor;
+
+/** JDBC plumbing shared by the store and the fence. */
+final class Jdbc {
+
+  /** The executor JDBC's {@code setNetworkTimeout} asks for; the PostgreSQL driver does not use it. */
+  static final Executor DIRECT = Runnable::run;
+
+  /** Extra time a socket read may take beyond the statement timeout, for the cancel to come back. */
+  static final Duration NETWORK_GRACE = Duration.ofSeconds(1);
+
+  private Jdbc() {}
+
+  /**
+   * Bounds a statement with a server-side cancel after {@code timeout}, to the millisecond when the
+   * driver is reachable through {@code unwrap}, else rounded up to whole seconds.
+   */
+  static void bound(Statement statement, Duration timeout) throws SQLException {
+    long ms = Math.max(1, timeout.toMillis());
+    if (PG_STATEMENT != null && statement.isWrapperFor(PG_STATEMENT)) {
+      try {
+        SET_QUERY_TIMEOUT_MS.invoke(statement.unwrap(PG_STATEMENT), ms);
+        return;
+      } catch (SQLException | RuntimeException | Error e) {
+        throw e;
+      } catch (Throwable e) {
+        throw new IllegalStateException("PgStatement.setQueryTimeoutMs failed", e);
+      }
+    }
+    statement.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, (ms + 999) / 1000));
+  }
+
+  // The driver's statement class, reached reflectively: setQueryTimeoutMs is not on a public
+  // interface, and compiling against the class drags in annotation types it does not ship.
+  private static final Class<?> PG_STATEMENT;
+  private static final MethodHandle SET_QUERY_TIMEOUT_MS;
+
+  static {
+    Class<?> type = null;
+    MethodHandle setter = null;
+    try {
+      type = Class.forName("org.postgresql.jdbc.PgStatement");
+      setter = MethodHandles.publicLookup().findVirtual(type, "setQueryTimeoutMs",
+          MethodType.methodType(void.class, long.class));
+    } catch (ReflectiveOperationException | LinkageError e) {
+      type = null; // another driver version: fall back to whole seconds
+    }
+    PG_STATEMENT = type;
+    SET_QUERY_TIMEOUT_MS = setter;
+  }
+
+  /**
+   * Makes a connection the store took from a pool safe for its statements: autocommit, READ
+   * COMMITTED (under REPEATABLE READ or SERIALIZABLE racing upserts fail with 40001 instead of
+   * seeing the winner's row), and a socket timeout so that a dead network cannot hang the call.
+   */
+  static void prepare(Connection c, boolean isolationKnownGood, Duration callTimeout)
+      throws SQLException {
+    c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE,
+        callTimeout.plus(NETWORK_GRACE).toMillis()));
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    if (!isolationKnownGood) {
+      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+    }
+  }
+
+  static String isolationName(int level) {
+    switch (level) {
+      case Connection.TRANSACTION_NONE:
+        return "NONE";
+      case Connection.TRANSACTION_READ_UNCOMMITTED:
+        return "READ UNCOMMITTED";
+      case Connection.TRANSACTION_READ_COMMITTED:
+        return "READ COMMITTED";
+      case Connection.TRANSACTION_REPEATABLE_READ:
+        return "REPEATABLE READ";
+      case Connection.TRANSACTION_SERIALIZABLE:
+        return "SERIALIZABLE";
+      default:
+        return "level " + level;
+    }
+  }
+
+  /**
+   * Refuses a caller's connection whose transaction is not READ COMMITTED (PostgreSQL runs READ
+   * UNCOMMITTED as READ COMMITTED, so that one passes).
+   */
+  static void requireReadCommitted(Connection c, String operation) throws SQLException {
+    int level = c.getTransactionIsolation();
+    if (level != Connection.TRANSACTION_READ_COMMITTED
+        && level != Connection.TRANSACTION_READ_UNCOMMITTED) {
+      throw new IllegalStateException(operation + " needs a connection at READ COMMITTED, but this"
+          + " one is at " + isolationName(level) + ": under REPEATABLE READ or SERIALIZABLE a"
+          + " concurrent grant or write makes the statement fail with a serialization error (40001)"
+          + " instead of seeing the latest row. Call"
+          + " connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED) before the"
+          + " transaction begins.");
+    }
+  }
+
+  static LeaseStoreUnavailableException unavailable(String what, SQLException e) {
+    return unavailable(what, e, "the outcome is unknown");
+  }
+
+  static LeaseStoreUnavailableException unavailable(String what, SQLException e, String outcome) {
+    return new LeaseStoreUnavailableException(
+        what + " failed (SQLState " + e.getSQLState() + "): " + e.getMessage() + "; " + outcome,
+        e);
+  }
+}

@@ -1,0 +1,359 @@
+package dev.leases.postgres;
+
+import dev.leases.FencedOutException;
+import dev.leases.LeaseArguments;
+import dev.leases.LeaseException;
+import dev.leases.LeaseStoreUnavailableException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+import javax.sql.DataSource;
+
+/**
+ * Fenced writes to a JDBC resource: a write commits only if its fencing token is at least the
+ * highest token any write to the same resource has committed, in the same transaction as the work.
+ *
+ * <pre>{@code
+ * JdbcFence fence = JdbcFence.builder(dataSource).build();
+ * fence.write("billing-run", grant.token(), c -> {
+ *   try (PreparedStatement ps = c.prepareStatement("INSERT INTO invoices ...")) {
+ *     return ps.executeUpdate();
+ *   }
+ * });
+ * }</pre>
+ *
+ * <p>The fence is a row per resource in a table ({@value #DEFAULT_TABLE} by default: {@code resource
+ * text primary key, fence bigint, updated_at timestamptz}). A write first runs {@code INSERT ... ON
+ * CONFLICT (resource) DO UPDATE SET fence = excluded.fence ... WHERE fence <= excluded.fence
+ * RETURNING fence}. No row back means a higher token has written: the work is not run, nothing is
+ * changed, and {@link FencedOutException} is thrown. Otherwise the work runs and everything commits
+ * together. Equal tokens pass ({@code <=}), so one leader may write many times under one token.
+ *
+ * <p>Contract and races:
+ * <ul>
+ *   <li>The fence row stays locked from the check to the commit, so writes to one resource are
+ *       serialised: a lower token waiting behind a higher one's transaction is rejected once that
+ *       commits (READ COMMITTED re-reads the latest row), and proceeds if that one rolls back.
+ *       Hence a lower token never lands after a higher one, and a long work blocks other writers
+ *       of the same resource (each waits up to the call timeout, then fails as unavailable).
+ *   <li>The fence proves that no <em>higher</em> token has written here, not that the writer still
+ *       holds its lease: a superseded holder can still write until its successor's first fenced
+ *       write. Stop on your local deadline as well.
+ *   <li>Only writes that go through this fence, for the same resource name in the same table, are
+ *       protected.
+ *   <li>Transactions run at READ COMMITTED (forced on the fence's own connections, required of a
+ *       caller's).
+ *   <li>{@link LeaseStoreUnavailableException} from the commit means the outcome is unknown;
+ *       from any earlier step, that nothing was written.
+ * </ul>
+ *
+ * <p>Thread-safe and stateless apart from its DataSource, which it never closes.
+ */
+public final class JdbcFence {
+
+  /** The fence table used unless {@link Builder#table} says otherwise. */
+  public static final String DEFAULT_TABLE = "lease_fences";
+
+  /** Longest accepted resource name. */
+  public static final int MAX_RESOURCE_LENGTH = LeaseArguments.MAX_NAME_LENGTH;
+
+  private static final Duration MAX_CALL_TIMEOUT = Duration.ofHours(1);
+
+  private final DataSource dataSource;
+  private final SqlNames names;
+  private final Duration callTimeout;
+  private final SchemaCreator schema;
+  private final String advanceSql;
+  private final String readSql;
+
+  private JdbcFence(Builder b) {
+    this.dataSource = b.dataSource;
+    this.names = b.names;
+    this.callTimeout = b.callTimeout;
+    this.schema = !b.createTable ? null : new SchemaCreator(dataSource, callTimeout,
+        names.qualified(), List.of(new SchemaCreator.Relation(names.quotedTable(), ddl(names))));
+    String t = names.quotedTable();
+    this.advanceSql = "INSERT INTO " + t + " AS f (resource, fence) VALUES (?, ?)"
+        + " ON CONFLICT (resource) DO UPDATE"
+        + " SET fence = excluded.fence, updated_at = clock_timestamp()"
+        + " WHERE f.fence <= excluded.fence"
+        + " RETURNING fence";
+    this.readSql = "SELECT fence FROM " + t + " WHERE resource = ?";
+  }
+
+  /** Starts configuring a fence whose table lives in {@code dataSource}'s database. */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  /**
+   * The DDL the fence runs when {@link Builder#createTable} is on (the default), for schemas
+   * managed by hand or by a migration tool.
+   */
+  public static List<String> schemaSql(String table) {
+    return List.of(ddl(parseTable(table)));
+  }
+
+  private static String ddl(SqlNames n) {
+    return "CREATE TABLE IF NOT EXISTS " + n.quotedTable() + " ("
+        + "resource text PRIMARY KEY, "
+        + "fence bigint NOT NULL CHECK (fence > 0), "
+        + "updated_at timestamptz NOT NULL DEFAULT clock_timestamp())";
+  }
+
+  private static SqlNames parseTable(String table) {
+    return SqlNames.parse(
+        "fence table", table, SqlNames.MAX_IDENTIFIER, 2 * SqlNames.MAX_IDENTIFIER + 1);
+  }
+
+  /**
+   * Runs {@code work} in a new READ COMMITTED transaction on a connection of the fence's
+   * DataSource, after checking and advancing the fence, and commits both; any failure rolls both
+   * back.
+   *
+   * @return what {@code work} returned
+   * @throws FencedOutException if a higher token has written to {@code resource}; the work was not
+   *     run and nothing changed
+   * @throws LeaseStoreUnavailableException if the database failed: before the commit, nothing was
+   *     written; at the commit, the outcome is unknown
+   * @throws LeaseException wrapping an {@link SQLException} thrown by {@code work}; rolled back
+   */
+  public <T> T write(String resource, long token, JdbcWork<T> work) {
+    checkArguments(resource, token, work);
+    ensureSchema();
+    Connection c;
+    try {
+      c = dataSource.getConnection();
+    } catch (SQLException e) {
+      throw Jdbc.unavailable(what(resource, token) + ": getting a connection", e,
+          "nothing was written");
+    }
+    try {
+      return writeInOwnTransaction(c, resource, token, work);
+    } finally {
+      release(c);
+    }
+  }
+
+  private <T> T writeInOwnTransaction(Connection c, String resource, long token, JdbcWork<T> work) {
+    try {
+      if (!c.getAutoCommit()) {
+        c.setAutoCommit(true);
+      }
+      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+      c.setAutoCommit(false);
+      int networkTimeout = c.getNetworkTimeout();
+      c.setNetworkTimeout(Jdbc.DIRECT, (int) callTimeout.plus(Jdbc.NETWORK_GRACE).toMillis());
+      advanceOrThrow(c, resource, token);
+      c.setNetworkTimeout(Jdbc.DIRECT, networkTimeout); // the work is not ours to bound
+    } catch (SQLException e) {
+      rollbackQuietly(c, e);
+      throw Jdbc.unavailable(what(resource, token), e, "nothing was written");
+    } catch (RuntimeException e) {
+      rollbackQuietly(c, e);
+      throw e;
+    }
+    T result;
+    try {
+      result = work.run(c);
+    } catch (SQLException e) {
+      rollbackQuietly(c, e);
+      throw new LeaseException(what(resource, token) + ": the work failed (SQLState "
+          + e.getSQLState() + ") and was rolled back: " + e.getMessage(), e);
+    } catch (RuntimeException | Error e) {
+      rollbackQuietly(c, e);
+      throw e;
+    }
+    try {
+      c.commit();
+    } catch (SQLException e) {
+      throw Jdbc.unavailable(what(resource, token) + ": the commit", e,
+          "the outcome is unknown: the work may or may not have been committed");
+    }
+    try {
+      c.setAutoCommit(true); // the transaction has ended: leave the connection as we found it
+    } catch (SQLException e) {
+      // committed; a pool discards a broken connection
+    }
+    return result;
+  }
+
+  /** Hands the connection back; the outcome is settled, so a failure to close is moot. */
+  private static void release(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException e) {
+      // nothing to do: the transaction has ended, or ends with the session
+    }
+  }
+
+  /**
+   * Checks and advances the fence inside the caller's open transaction, then runs {@code work} on
+   * the same connection; the caller commits or rolls back. The fence row stays locked until then.
+   *
+   * @throws IllegalStateException if {@code connection} is in autocommit mode (the fence would
+   *     commit apart from the work) or not at READ COMMITTED
+   * @throws FencedOutException if a higher token has written to {@code resource}; the work was not
+   *     run and this call changed nothing, but the fence row stays locked until the transaction
+   *     ends: roll back promptly
+   * @throws LeaseStoreUnavailableException if the fence statement failed: the transaction is
+   *     aborted, roll it back
+   * @throws LeaseException wrapping an {@link SQLException} thrown by {@code work}: roll back
+   */
+  public <T> T write(Connection connection, String resource, long token, JdbcWork<T> work) {
+    Objects.requireNonNull(connection, "connection must not be null");
+    checkArguments(resource, token, work);
+    ensureSchema();
+    try {
+      if (connection.getAutoCommit()) {
+        throw new IllegalStateException("JdbcFence.write(Connection, ...) needs a connection inside"
+            + " a transaction, so that the fence and the work commit together; call"
+            + " connection.setAutoCommit(false) first, or use write(resource, token, work)");
+      }
+      Jdbc.requireReadCommitted(connection, "JdbcFence.write(Connection, ...)");
+      advanceOrThrow(connection, resource, token);
+    } catch (SQLException e) {
+      throw Jdbc.unavailable(what(resource, token), e,
+          "nothing was written; the transaction is aborted: roll it back");
+    }
+    try {
+      return work.run(connection);
+    } catch (SQLException e) {
+      throw new LeaseException(what(resource, token) + ": the work failed (SQLState "
+          + e.getSQLState() + "); roll back the transaction: " + e.getMessage(), e);
+    }
+  }
+
+  /** The highest token that has written to {@code resource}, empty if none has. */
+  public OptionalLong highestToken(String resource) {
+    checkResource(resource);
+    ensureSchema();
+    try (Connection c = dataSource.getConnection()) {
+      Jdbc.prepare(c, false, callTimeout);
+      return read(c, resource);
+    } catch (SQLException e) {
+      throw Jdbc.unavailable("reading the fence of '" + resource + "' in " + names, e,
+          "nothing was changed");
+    }
+  }
+
+  private void advanceOrThrow(Connection c, String resource, long token) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(advanceSql)) {
+      Jdbc.bound(ps, callTimeout);
+      ps.setString(1, resource);
+      ps.setLong(2, token);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return;
+        }
+      }
+    }
+    // Rejected: the row holds a higher token. Nothing changed, but ON CONFLICT has locked the row
+    // until the transaction ends.
+    long highest = read(c, resource).orElse(-1);
+    throw new FencedOutException(resource, token, highest);
+  }
+
+  private OptionalLong read(Connection c, String resource) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(readSql)) {
+      Jdbc.bound(ps, callTimeout);
+      ps.setString(1, resource);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
+      }
+    }
+  }
+
+  private void ensureSchema() {
+    if (schema != null) {
+      schema.ensure("fence table " + names);
+    }
+  }
+
+  /** Rolls back and, only once that succeeded, restores autocommit (which would otherwise commit). */
+  private static void rollbackQuietly(Connection c, Throwable cause) {
+    try {
+      c.rollback();
+      c.setAutoCommit(true);
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  private String what(String resource, long token) {
+    return "fenced write to '" + resource + "' with token " + token + " (fence table " + names
+        + ")";
+  }
+
+  private static void checkArguments(String resource, long token, JdbcWork<?> work) {
+    checkResource(resource);
+    if (token <= 0) {
+      throw new IllegalArgumentException(
+          "a fencing token is positive (it comes from a LeaseGrant), got " + token);
+    }
+    Objects.requireNonNull(work, "work must not be null");
+  }
+
+  private static void checkResource(String resource) {
+    Objects.requireNonNull(resource, "resource must not be null");
+    if (resource.isBlank() || resource.length() > MAX_RESOURCE_LENGTH) {
+      throw new IllegalArgumentException("resource must be 1 to " + MAX_RESOURCE_LENGTH
+          + " characters and not blank, got " + resource.length() + " characters");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "JdbcFence[table=" + names + "]";
+  }
+
+  /** Configures a {@link JdbcFence}; setters validate at once. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private SqlNames names = parseTable(DEFAULT_TABLE);
+    private Duration callTimeout = PostgresLeaseStore.DEFAULT_CALL_TIMEOUT;
+    private boolean createTable = true;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+    }
+
+    /**
+     * The fence table, default {@value JdbcFence#DEFAULT_TABLE}: a lower-case identifier
+     * ({@code [a-z_][a-z0-9_]*}) of at most 63 characters, optionally {@code schema.table}.
+     */
+    public Builder table(String table) {
+      this.names = parseTable(table);
+      return this;
+    }
+
+    /**
+     * How long the fence statement may run (including waiting for another writer of the same
+     * resource to finish), default 5 s; at most one hour. The caller's work is not bounded.
+     */
+    public Builder callTimeout(Duration callTimeout) {
+      LeaseArguments.requirePositive("callTimeout", callTimeout);
+      if (callTimeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
+        throw new IllegalArgumentException("callTimeout " + callTimeout
+            + " is longer than the limit " + MAX_CALL_TIMEOUT + "; choose a shorter one");
+      }
+      this.callTimeout = callTimeout;
+      return this;
+    }
+
+    /** Whether the fence creates its table when missing, on first use (default true). */
+    public Builder createTable(boolean createTable) {
+      this.createTable = createTable;
+      return this;
+    }
+
+    public JdbcFence build() {
+      return new JdbcFence(this);
+    }
+  }
+}

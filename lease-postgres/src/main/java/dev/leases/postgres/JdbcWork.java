@@ -1,0 +1,16 @@
+package dev.leases.postgres;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * The caller's part of a fenced write: JDBC work on the connection whose transaction already
+ * carries the fence. Do not commit, roll back or change autocommit on it; {@link JdbcFence} (or the
+ * caller that owns the transaction) does.
+ *
+ * @param <T> what the work returns
+ */
+@FunctionalInterface
+public interface JdbcWork<T> {
+  T run(Connection connection) throws SQLException;
+}

@@ -1,0 +1,485 @@
+package dev.leases.postgres;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseArguments;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import dev.leases.LeaseStoreClosedException;
+import dev.leases.LeaseStoreUnavailableException;
+import dev.leases.TtlRange;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Leases as rows of a PostgreSQL table, judged by the server's {@code clock_timestamp()}.
+ *
+ * <pre>{@code
+ * LeaseStore store = PostgresLeaseStore.builder(hikariDataSource).table("leases").build();
+ * }</pre>
+ *
+ * <h2>Storage</h2>
+ * One row per lease name: {@code name text primary key, holder text null, token bigint,
+ * expires_at timestamptz} ({@link #schemaSql(String)}), and a sequence {@code <table>_token_seq}
+ * that issues every token. Acquire-or-renew is a single {@code INSERT ... ON CONFLICT DO UPDATE ...
+ * WHERE} statement: no row back means another holder has an unexpired lease. Release sets
+ * {@code holder = NULL} and keeps the row; nothing here ever deletes a row.
+ *
+ * <h2>Tokens</h2>
+ * A renewal by the holder within its unexpired tenure keeps its token; every other grant takes a
+ * new value from the sequence <em>after</em> locking the row, so tokens for a name only grow: across
+ * release, expiry, a {@code DELETE} of the row by hand, a dropped and re-created table (the sequence
+ * is deliberately not owned by the table: do not drop it) and a crash restart of the server.
+ * Caveats, all outside this class's control: a grant is durable once the call returns only with
+ * {@code synchronous_commit} on (the default) and no failover to an asynchronous replica; and a
+ * {@code DELETE} of the row racing a first-time insert can let that insert carry a token drawn
+ * before the deleted row's.
+ *
+ * <h2>Time</h2>
+ * Expiry and {@link LeaseState.Held#remaining()} are computed by the server with
+ * {@code clock_timestamp()} (the current time; never {@code now()}, which is the start of the
+ * transaction). A step of the server's clock moves every expiry with it.
+ *
+ * <h2>Bounded calls</h2>
+ * Every statement carries a server-side timeout of {@link Builder#callTimeout}, and the socket a
+ * read timeout of that plus one second, so a call returns or throws
+ * {@link LeaseStoreUnavailableException} (with the SQLState) within the pool's connection timeout
+ * plus {@code callTimeout} plus one second. Use a pool that bounds {@code getConnection()} (HikariCP's
+ * {@code connectionTimeout} does). The outcome of a call that throws is unknown.
+ *
+ * <h2>Connections</h2>
+ * Connections taken from the {@link DataSource} are set to autocommit and READ COMMITTED for each
+ * call (racing upserts under REPEATABLE READ or SERIALIZABLE fail with 40001 instead of reading
+ * the winner's row); the step is skipped when a HikariDataSource is itself configured that way.
+ * The store never closes a DataSource it was given; close it yourself after the store.
+ *
+ * <h2>Release hints</h2>
+ * {@link #onRelease} is served by {@code LISTEN} on a dedicated connection outside the pool
+ * ({@link Builder#listenConnection}); release sends {@code pg_notify} in the same transaction.
+ * Hints are lost while that connection is down (every subscriber is woken once it is back) and a
+ * crashed holder sends none: followers must still poll until the expiry they last read.
+ *
+ * <p>Thread-safe. Calls after {@link #close()} throw {@link LeaseStoreClosedException}.
+ */
+public final class PostgresLeaseStore implements LeaseStore {
+
+  /** From 100 ms (below that a round trip is a large part of the lease) to 7 days, to the ms. */
+  public static final TtlRange TTL_RANGE =
+      new TtlRange(Duration.ofMillis(100), Duration.ofDays(7), Duration.ofMillis(1));
+
+  /** The table used unless {@link Builder#table} says otherwise. */
+  public static final String DEFAULT_TABLE = "leases";
+
+  /** The statement timeout used unless {@link Builder#callTimeout} says otherwise. */
+  public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(5);
+
+  private static final Logger log = LoggerFactory.getLogger(PostgresLeaseStore.class);
+
+  private static final String SEQUENCE_SUFFIX = "_token_seq";
+  private static final String CHANNEL_SUFFIX = "_released";
+  private static final int MAX_TABLE = SqlNames.MAX_IDENTIFIER - SEQUENCE_SUFFIX.length();
+  private static final int MAX_QUALIFIED = SqlNames.MAX_IDENTIFIER - CHANNEL_SUFFIX.length();
+  private static final Duration MAX_CALL_TIMEOUT = Duration.ofHours(1);
+
+  private final DataSource dataSource;
+  private final SqlNames names;
+  private final String channel;
+  private final Duration callTimeout;
+  private final SchemaCreator schema; // null when createTable is off
+  private final boolean isolationKnownGood;
+  private final ReleaseHints hints;
+  private final AutoCloseable owned;
+  private final String acquireSql;
+  private final String releaseSql;
+  private final String tokenSql;
+  private final String inspectSql;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private PostgresLeaseStore(Builder b) {
+    this.dataSource = b.dataSource;
+    this.names = b.names;
+    this.channel = names.qualified() + CHANNEL_SUFFIX;
+    this.callTimeout = b.callTimeout;
+    this.owned = b.owned;
+    boolean hikari = HikariSupport.isHikari(dataSource);
+    this.isolationKnownGood = hikari && HikariSupport.readCommittedAutocommit(dataSource);
+    Supplier<Connection> listen = b.listenConnection;
+    if (listen == null && hikari) {
+      listen = HikariSupport.directConnections(dataSource).orElse(null);
+    }
+    if (listen == null) {
+      log.info("{}: no LISTEN connection (pass listenConnection, or a HikariDataSource with a"
+          + " jdbcUrl); onRelease hears only this store's own releases", this);
+    }
+    this.hints = new ReleaseHints(channel, listen, callTimeout);
+    List<String> ddl = ddl(names);
+    this.schema = !b.createTable ? null : new SchemaCreator(dataSource, callTimeout,
+        names.qualified(), List.of(
+            new SchemaCreator.Relation(names.quoted(names.table() + SEQUENCE_SUFFIX), ddl.get(0)),
+            new SchemaCreator.Relation(names.quotedTable(), ddl.get(1))));
+
+    String t = names.quotedTable();
+    String seq = "'" + names.quoted(names.table() + SEQUENCE_SUFFIX) + "'";
+    this.acquireSql = "INSERT INTO " + t + " AS l (name, holder, token, expires_at)"
+        + " VALUES (?, ?, nextval(" + seq + "), clock_timestamp() + ? * interval '1 millisecond')"
+        + " ON CONFLICT (name) DO UPDATE SET"
+        + " holder = excluded.holder,"
+        // nextval here runs after the row is locked, so it is larger than any token a committed
+        // grant of this row drew; excluded.token was drawn before the lock and could be smaller.
+        + " token = CASE WHEN l.holder = excluded.holder AND l.expires_at > clock_timestamp()"
+        + " THEN l.token ELSE nextval(" + seq + ") END,"
+        + " expires_at = excluded.expires_at"
+        + " WHERE l.holder = excluded.holder OR l.holder IS NULL"
+        + " OR l.expires_at <= clock_timestamp()"
+        + " RETURNING token, expires_at";
+    this.releaseSql = "WITH r AS (UPDATE " + t
+        + " SET holder = NULL, expires_at = clock_timestamp()"
+        + " WHERE name = ? AND holder = ? AND expires_at > clock_timestamp() RETURNING name)"
+        + " SELECT pg_notify('" + channel + "', r.name) FROM r";
+    this.tokenSql = "SELECT token FROM " + t + " WHERE name = ?";
+    this.inspectSql = "SELECT holder, token, expires_at, clock_timestamp() FROM " + t
+        + " WHERE name = ?";
+  }
+
+  /** Starts configuring a store on {@code dataSource} (a pool; see the class comment). */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(Objects.requireNonNull(dataSource, "dataSource must not be null"));
+  }
+
+  /**
+   * The DDL this store runs when {@link Builder#createTable} is on (the default), for schemas
+   * managed by hand or by a migration tool: a sequence and a table, each {@code IF NOT EXISTS}.
+   *
+   * @param table as for {@link Builder#table}
+   */
+  public static List<String> schemaSql(String table) {
+    return ddl(parseTable(table));
+  }
+
+  private static List<String> ddl(SqlNames n) {
+    return List.of(
+        "CREATE SEQUENCE IF NOT EXISTS " + n.quoted(n.table() + SEQUENCE_SUFFIX)
+            + " AS bigint MINVALUE 1 NO CYCLE",
+        "CREATE TABLE IF NOT EXISTS " + n.quotedTable() + " ("
+            + "name text PRIMARY KEY, "
+            + "holder text NULL, "
+            + "token bigint NOT NULL CHECK (token > 0), "
+            + "expires_at timestamptz NOT NULL)");
+  }
+
+  private static SqlNames parseTable(String table) {
+    return SqlNames.parse("lease table", table, MAX_TABLE, MAX_QUALIFIED);
+  }
+
+  /**
+   * Acquires or renews on a connection of the store's pool, in its own transaction.
+   *
+   * <p>The granted TTL is {@code ttl} rounded up to the millisecond; the expiry is the server's
+   * {@code clock_timestamp()} at the statement plus that TTL.
+   */
+  @Override
+  public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
+    Duration granted = checkAcquire(name, holder, ttl);
+    return call("acquireOrRenew", name, c -> acquire(c, name, holder, granted));
+  }
+
+  /**
+   * Acquires or renews inside the caller's transaction, so that the grant and a fenced write (see
+   * {@link JdbcFence#write(Connection, String, long, JdbcWork)}) commit or roll back together.
+   *
+   * <p>Contract and races:
+   * <ul>
+   *   <li>{@code connection} must reach the same database as the store's pool and be at READ
+   *       COMMITTED; any other isolation is refused with {@link IllegalStateException} before
+   *       anything is sent. Autocommit is left as the caller set it.
+   *   <li>The expiry is computed from {@code clock_timestamp()} when the statement runs, not when
+   *       the transaction began or commits: a late commit spends part of the TTL.
+   *   <li>Until the caller commits or rolls back, the row stays locked: other contenders for this
+   *       name wait (each up to its own call timeout, then fail as unavailable), and nobody else
+   *       sees the grant. A rollback undoes the grant; the token it drew is never reused.
+   *   <li>If this throws {@link LeaseStoreUnavailableException}, the caller's transaction is
+   *       aborted: roll it back.
+   * </ul>
+   */
+  public Optional<LeaseGrant> acquireOrRenew(
+      Connection connection, String name, HolderId holder, Duration ttl) {
+    Objects.requireNonNull(connection, "connection must not be null");
+    Duration granted = checkAcquire(name, holder, ttl);
+    ensureSchema();
+    try {
+      Jdbc.requireReadCommitted(connection, "acquireOrRenew(Connection, ...)");
+      return acquire(connection, name, holder, granted);
+    } catch (SQLException e) {
+      throw Jdbc.unavailable(what("acquireOrRenew", name), e);
+    }
+  }
+
+  private Duration checkAcquire(String name, HolderId holder, Duration ttl) {
+    LeaseArguments.requireName(name);
+    Objects.requireNonNull(holder, "holder must not be null");
+    Duration granted = TTL_RANGE.roundUp(TTL_RANGE.check(ttl));
+    ensureOpen();
+    return granted;
+  }
+
+  private Optional<LeaseGrant> acquire(Connection c, String name, HolderId holder, Duration ttl)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
+      Jdbc.bound(ps, callTimeout);
+      ps.setString(1, name);
+      ps.setString(2, holder.value());
+      ps.setLong(3, ttl.toMillis());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        long token = rs.getLong(1);
+        Instant expiresAt = rs.getObject(2, OffsetDateTime.class).toInstant();
+        return Optional.of(new LeaseGrant(name, holder, token, expiresAt, ttl));
+      }
+    }
+  }
+
+  /**
+   * Frees the lease if {@code holder} has it unexpired, keeping the row and its token, and notifies
+   * listeners in the same transaction.
+   */
+  @Override
+  public boolean release(String name, HolderId holder) {
+    LeaseArguments.requireName(name);
+    Objects.requireNonNull(holder, "holder must not be null");
+    ensureOpen();
+    boolean released = call("release", name, c -> {
+      try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
+        Jdbc.bound(ps, callTimeout);
+        ps.setString(1, name);
+        ps.setString(2, holder.value());
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next();
+        }
+      }
+    });
+    if (released && !hints.listens()) {
+      hints.dispatch(name);
+    }
+    return released;
+  }
+
+  @Override
+  public OptionalLong token(String name) {
+    LeaseArguments.requireName(name);
+    ensureOpen();
+    return call("token", name, c -> {
+      try (PreparedStatement ps = c.prepareStatement(tokenSql)) {
+        Jdbc.bound(ps, callTimeout);
+        ps.setString(1, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
+        }
+      }
+    });
+  }
+
+  /** Reads the row; HELD versus EXPIRED is decided with one reading of the server's clock. */
+  @Override
+  public LeaseState inspect(String name) {
+    LeaseArguments.requireName(name);
+    ensureOpen();
+    return call("inspect", name, c -> {
+      try (PreparedStatement ps = c.prepareStatement(inspectSql)) {
+        Jdbc.bound(ps, callTimeout);
+        ps.setString(1, name);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            return new LeaseState.Free(name, 0);
+          }
+          String holder = rs.getString(1);
+          long token = rs.getLong(2);
+          Instant expiresAt = rs.getObject(3, OffsetDateTime.class).toInstant();
+          Instant now = rs.getObject(4, OffsetDateTime.class).toInstant();
+          if (holder == null) {
+            return new LeaseState.Free(name, token);
+          }
+          if (expiresAt.isAfter(now)) {
+            return new LeaseState.Held(name, new HolderId(holder), token, expiresAt,
+                Duration.between(now, expiresAt));
+          }
+          return new LeaseState.Expired(name, new HolderId(holder), token, expiresAt);
+        }
+      }
+    });
+  }
+
+  @Override
+  public TtlRange ttlRange() {
+    return TTL_RANGE;
+  }
+
+  /**
+   * Registers a hint that {@code name} may have been released. The listener runs on the store's
+   * LISTEN thread (or, without one, on the thread that called {@link #release}); by the time it
+   * runs the lease may already be taken again. The first subscription waits up to the call timeout
+   * for {@code LISTEN} to be established.
+   */
+  @Override
+  public Subscription onRelease(String name, Runnable listener) {
+    LeaseArguments.requireName(name);
+    Objects.requireNonNull(listener, "listener must not be null");
+    ensureOpen();
+    return hints.subscribe(name, listener);
+  }
+
+  /**
+   * Stops the LISTEN thread and, for a store opened by {@link PostgresLeaseStoreFactory}, closes
+   * its pool. A DataSource passed to {@link #builder} is not closed. Leases are not released.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    hints.close();
+    if (owned != null) {
+      try {
+        owned.close();
+      } catch (Exception e) {
+        log.warn("{}: closing its connection pool failed", this, e);
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "PostgresLeaseStore[table=" + names + "]";
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new LeaseStoreClosedException(this + " is closed");
+    }
+  }
+
+  private String what(String operation, String name) {
+    return operation + " of lease '" + name + "' in table " + names;
+  }
+
+  private interface SqlCall<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  private <T> T call(String operation, String name, SqlCall<T> body) {
+    ensureSchema();
+    try (Connection c = dataSource.getConnection()) {
+      Jdbc.prepare(c, isolationKnownGood, callTimeout);
+      return body.run(c);
+    } catch (SQLException e) {
+      throw Jdbc.unavailable(what(operation, name), e);
+    }
+  }
+
+  private void ensureSchema() {
+    if (schema != null) {
+      schema.ensure("lease table " + names);
+    }
+  }
+
+  /**
+   * Configures a {@link PostgresLeaseStore}. Every setter validates its argument at once and throws
+   * {@link IllegalArgumentException} saying what is allowed.
+   */
+  public static final class Builder {
+    private DataSource dataSource;
+    private SqlNames names = parseTable(DEFAULT_TABLE);
+    private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
+    private Supplier<Connection> listenConnection;
+    private boolean createTable = true;
+    private AutoCloseable owned;
+
+    /** {@code dataSource} is null only for the factory, which validates settings first. */
+    Builder(DataSource dataSource) {
+      this.dataSource = dataSource;
+    }
+
+    /** The factory's pool, created once every other setting has been validated. */
+    Builder dataSource(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+      return this;
+    }
+
+    /**
+     * The table, default {@value PostgresLeaseStore#DEFAULT_TABLE}: a lower-case identifier
+     * ({@code [a-z_][a-z0-9_]*}) of at most 53 characters, optionally qualified as
+     * {@code schema.table} with at most 54 characters in all, so that the derived sequence
+     * {@code <table>_token_seq} and notification channel {@code <schema.table>_released} fit
+     * PostgreSQL's 63-byte limit.
+     */
+    public Builder table(String table) {
+      this.names = parseTable(table);
+      return this;
+    }
+
+    /**
+     * How long one statement may run before the server cancels it, default 5 s; at most one hour.
+     * Keep it well below your TTL: a renewal that takes longer than the lease is worthless.
+     */
+    public Builder callTimeout(Duration callTimeout) {
+      LeaseArguments.requirePositive("callTimeout", callTimeout);
+      if (callTimeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
+        throw new IllegalArgumentException(
+            "callTimeout " + callTimeout + " is longer than the limit " + MAX_CALL_TIMEOUT
+                + "; choose a shorter one");
+      }
+      this.callTimeout = callTimeout;
+      return this;
+    }
+
+    /**
+     * Where the LISTEN thread gets its connection: a new connection outside the pool on each call
+     * (the store closes it). It may throw an unchecked exception; the thread retries with backoff.
+     * By default, for a HikariDataSource configured with a {@code jdbcUrl}, the store opens one with
+     * {@link java.sql.DriverManager} from the pool's URL, user, password and data source
+     * properties; for any other DataSource there is none, and followers rely on polling.
+     */
+    public Builder listenConnection(Supplier<Connection> listenConnection) {
+      this.listenConnection =
+          Objects.requireNonNull(listenConnection, "listenConnection must not be null");
+      return this;
+    }
+
+    /**
+     * Whether the store creates the sequence and table when they are missing (default true), on its
+     * first call. Safe when several processes start at once. With false, create them beforehand
+     * with {@link PostgresLeaseStore#schemaSql(String)}.
+     */
+    public Builder createTable(boolean createTable) {
+      this.createTable = createTable;
+      return this;
+    }
+
+    /** A resource closed with the store: the factory's own pool. */
+    Builder closeWithStore(AutoCloseable resource) {
+      this.owned = resource;
+      return this;
+    }
+
+    /** Builds the store. It does not contact the database until its first call. */
+    public PostgresLeaseStore build() {
+      Objects.requireNonNull(dataSource, "dataSource must not be null");
+      return new PostgresLeaseStore(this);
+    }
+  }
+}

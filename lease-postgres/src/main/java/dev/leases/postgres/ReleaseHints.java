@@ -1,0 +1,235 @@
+package dev.leases.postgres;
+
+import dev.leases.LeaseStore.Subscription;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Release hints for one store: subscribers by lease name and, when a dedicated connection is
+ * available, one daemon thread that {@code LISTEN}s on the store's channel and dispatches each
+ * notification (payload = lease name) to that name's subscribers.
+ *
+ * <p>The thread starts with the first subscription and stops on {@link #close()}. After a lost
+ * connection it reconnects with backoff and then wakes <em>every</em> subscriber, because releases
+ * sent while it was away are lost. Without a connection only this store's own releases are
+ * dispatched ({@link #dispatch}).
+ */
+final class ReleaseHints implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(ReleaseHints.class);
+
+  private static final int POLL_MILLIS = 250;
+  private static final long HEALTH_CHECK_NANOS = TimeUnit.SECONDS.toNanos(10);
+  private static final int HEALTH_CHECK_TIMEOUT_MILLIS = 10_000;
+  private static final long MIN_BACKOFF_MILLIS = 100;
+  private static final long MAX_BACKOFF_MILLIS = 5_000;
+
+  private final String channel;
+  private final Supplier<Connection> connections; // null: no LISTEN
+  private final Duration firstListenWait;
+  private final Map<String, List<Runnable>> subscribers = new ConcurrentHashMap<>();
+  private final Object lock = new Object();
+  private Thread thread; // guarded by lock
+  private volatile boolean listening;
+  private volatile boolean closed;
+
+  ReleaseHints(String channel, Supplier<Connection> connections, Duration firstListenWait) {
+    this.channel = channel;
+    this.connections = connections;
+    this.firstListenWait = firstListenWait;
+  }
+
+  /** Whether a LISTEN connection delivers releases (including this store's own). */
+  boolean listens() {
+    return connections != null;
+  }
+
+  /**
+   * Registers {@code listener}. The first call starts the LISTEN thread and waits (at most the
+   * configured time) until it listens, so that a release after this returns is not missed while the
+   * connection is healthy.
+   */
+  Subscription subscribe(String name, Runnable listener) {
+    subscribers.compute(name, (n, list) -> {
+      List<Runnable> l = list == null ? new CopyOnWriteArrayList<>() : list;
+      l.add(listener);
+      return l;
+    });
+    AtomicBoolean unsubscribed = new AtomicBoolean();
+    Subscription subscription = () -> {
+      if (unsubscribed.compareAndSet(false, true)) {
+        subscribers.computeIfPresent(name, (n, list) -> {
+          list.remove(listener);
+          return list.isEmpty() ? null : list;
+        });
+      }
+    };
+    if (connections != null) {
+      startAndAwaitListening();
+    }
+    return subscription;
+  }
+
+  /** Runs {@code name}'s subscribers on the calling thread; a failing subscriber is logged. */
+  void dispatch(String name) {
+    List<Runnable> list = subscribers.get(name);
+    if (list == null) {
+      return;
+    }
+    for (Runnable r : list) {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        log.warn("release listener for lease '{}' threw; it stays subscribed", name, e);
+      }
+    }
+  }
+
+  private void dispatchAll() {
+    for (String name : subscribers.keySet()) {
+      dispatch(name);
+    }
+  }
+
+  private void startAndAwaitListening() {
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      if (thread == null) {
+        thread = new Thread(this::run, "leases-postgres-listen-" + channel);
+        thread.setDaemon(true);
+        thread.start();
+      }
+      long deadline = System.nanoTime() + firstListenWait.toNanos();
+      while (!listening && !closed) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          log.warn("LISTEN on channel '{}' is not established yet; release hints start when it is",
+              channel);
+          return;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(lock, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  private void run() {
+    long backoff = MIN_BACKOFF_MILLIS;
+    boolean connectedBefore = false;
+    while (!closed) {
+      try (Connection c = connections.get()) {
+        if (c == null) {
+          throw new IllegalStateException("the listen connection supplier returned null");
+        }
+        c.setAutoCommit(true);
+        try (Statement s = c.createStatement()) {
+          s.execute("LISTEN \"" + channel + "\"");
+        }
+        PGConnection pg = c.unwrap(PGConnection.class);
+        setListening(true);
+        backoff = MIN_BACKOFF_MILLIS;
+        if (connectedBefore) {
+          log.info("LISTEN on '{}' re-established; waking every subscriber", channel);
+          dispatchAll(); // releases sent while we were away are lost
+        }
+        connectedBefore = true;
+        long lastTraffic = System.nanoTime();
+        while (!closed) {
+          PGNotification[] notes = pg.getNotifications(POLL_MILLIS);
+          if (notes != null && notes.length > 0) {
+            lastTraffic = System.nanoTime();
+            for (PGNotification n : notes) {
+              dispatch(n.getParameter());
+            }
+          } else if (System.nanoTime() - lastTraffic > HEALTH_CHECK_NANOS) {
+            healthCheck(c);
+            lastTraffic = System.nanoTime();
+          }
+        }
+      } catch (SQLException | RuntimeException e) {
+        setListening(false);
+        if (closed) {
+          break;
+        }
+        log.warn("LISTEN connection on '{}' failed ({}); reconnecting in {} ms", channel,
+            e.toString(), backoff);
+        if (!sleep(backoff)) {
+          break;
+        }
+        backoff = Math.min(MAX_BACKOFF_MILLIS, backoff * 2);
+      }
+    }
+    setListening(false);
+  }
+
+  private static void healthCheck(Connection c) throws SQLException {
+    c.setNetworkTimeout(Jdbc.DIRECT, HEALTH_CHECK_TIMEOUT_MILLIS);
+    try (Statement s = c.createStatement()) {
+      s.execute("SELECT 1");
+    }
+    c.setNetworkTimeout(Jdbc.DIRECT, 0);
+  }
+
+  private void setListening(boolean value) {
+    synchronized (lock) {
+      listening = value;
+      lock.notifyAll();
+    }
+  }
+
+  private boolean sleep(long millis) {
+    synchronized (lock) {
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+      while (!closed) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return true;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(lock, left);
+        } catch (InterruptedException e) {
+          return false;
+        }
+      }
+      return false;
+    }
+  }
+
+  /** Stops the thread (waits up to two poll intervals for it) and drops every subscriber. */
+  @Override
+  public void close() {
+    Thread t;
+    synchronized (lock) {
+      closed = true;
+      lock.notifyAll();
+      t = thread;
+    }
+    if (t != null && t != Thread.currentThread()) {
+      try {
+        t.join(4L * POLL_MILLIS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    subscribers.clear();
+  }
+}

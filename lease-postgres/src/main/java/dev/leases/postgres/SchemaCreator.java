@@ -1,0 +1,122 @@
+package dev.leases.postgres;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates missing relations once per process, safely when several processes start at once: the
+ * checks and {@code CREATE}s run in one transaction under a transaction-scoped advisory lock keyed
+ * by the table name, so concurrent creators take turns. A creator that does not take our lock (a
+ * person, an older version) can still race us; the resulting duplicate error is retried once.
+ * Existing relations are never altered, and {@code CREATE} is not even attempted for them (it
+ * needs privileges that a user of an existing table may lack).
+ */
+final class SchemaCreator {
+
+  private static final Logger log = LoggerFactory.getLogger(SchemaCreator.class);
+
+  /** First key of the advisory lock that serialises our DDL ("LEAS"). */
+  private static final int DDL_LOCK_CLASS = 0x4C454153;
+
+  /** A relation (quoted, possibly schema-qualified) and the DDL that creates it. */
+  record Relation(String quotedName, String ddl) {}
+
+  private final DataSource dataSource;
+  private final Duration timeout;
+  private final String lockKey;
+  private final List<Relation> relations;
+  private final Object lock = new Object();
+  private volatile boolean done;
+
+  SchemaCreator(DataSource dataSource, Duration timeout, String lockKey, List<Relation> relations) {
+    this.dataSource = dataSource;
+    this.timeout = timeout;
+    this.lockKey = lockKey;
+    this.relations = List.copyOf(relations);
+  }
+
+  /** Creates what is missing, once; until it succeeds, every call tries again. */
+  void ensure(String what) {
+    if (done) {
+      return;
+    }
+    synchronized (lock) {
+      if (done) {
+        return;
+      }
+      try {
+        create();
+      } catch (SQLException first) {
+        if (!isDuplicate(first)) {
+          throw Jdbc.unavailable("creating " + what, first);
+        }
+        try {
+          create();
+        } catch (SQLException e) {
+          throw Jdbc.unavailable("creating " + what, e);
+        }
+      }
+      done = true;
+    }
+  }
+
+  private void create() throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      Jdbc.prepare(c, false, timeout);
+      c.setAutoCommit(false);
+      try {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)")) {
+          Jdbc.bound(ps, timeout);
+          ps.setInt(1, DDL_LOCK_CLASS);
+          ps.setInt(2, lockKey.hashCode());
+          ps.execute();
+        }
+        for (Relation r : relations) {
+          createIfMissing(c, r);
+        }
+        c.commit();
+        c.setAutoCommit(true);
+      } catch (SQLException | RuntimeException e) {
+        try {
+          c.rollback();
+          c.setAutoCommit(true);
+        } catch (SQLException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw e;
+      }
+    }
+  }
+
+  private void createIfMissing(Connection c, Relation r) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NULL")) {
+      Jdbc.bound(ps, timeout);
+      ps.setString(1, r.quotedName());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return;
+        }
+      }
+    }
+    try (Statement s = c.createStatement()) {
+      Jdbc.bound(s, timeout);
+      s.execute(r.ddl());
+    }
+    log.info("created {}", r.quotedName());
+  }
+
+  private static boolean isDuplicate(SQLException e) {
+    String state = e.getSQLState();
+    // unique_violation (on the catalogs), duplicate_table, duplicate_object
+    return "23505".equals(state) || "42P07".equals(state) || "42710".equals(state);
+  }
+}
