@@ -1,0 +1,87 @@
+package dev.leases.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.resource.ClientResources;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/** Opens the store's connections from a standalone or a cluster client, and owns what it made. */
+abstract class Connector {
+
+  /** A command connection and its scripting API. */
+  record Commands(StatefulConnection<String, String> connection,
+      RedisScriptingAsyncCommands<String, String> scripting) {}
+
+  abstract CompletableFuture<Commands> connect();
+
+  abstract CompletableFuture<? extends StatefulRedisPubSubConnection<String, String>> connectPubSub();
+
+  /** Shuts down the client and resources this connector created; never a user's client. */
+  abstract void shutdown(Duration timeout);
+
+  abstract String describe();
+
+  static Connector standalone(RedisClient client, RedisURI uri, ClientResources ownedResources) {
+    return new Connector() {
+      @Override
+      CompletableFuture<Commands> connect() {
+        return client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture()
+            .thenApply((StatefulRedisConnection<String, String> c) -> new Commands(c, c.async()));
+      }
+
+      @Override
+      CompletableFuture<StatefulRedisPubSubConnection<String, String>> connectPubSub() {
+        return client.connectPubSubAsync(StringCodec.UTF8, uri).toCompletableFuture();
+      }
+
+      @Override
+      void shutdown(Duration timeout) {
+        if (ownedResources != null) {
+          client.shutdown(Duration.ZERO, timeout);
+          ownedResources.shutdown(0, timeout.toMillis(), TimeUnit.MILLISECONDS)
+              .awaitUninterruptibly(timeout.toMillis());
+        }
+      }
+
+      @Override
+      String describe() {
+        return uri.toString();
+      }
+    };
+  }
+
+  static Connector cluster(RedisClusterClient client) {
+    return new Connector() {
+      @Override
+      CompletableFuture<Commands> connect() {
+        return client.connectAsync(StringCodec.UTF8)
+            .thenApply((StatefulRedisClusterConnection<String, String> c) ->
+                new Commands(c, c.async()));
+      }
+
+      @Override
+      CompletableFuture<? extends StatefulRedisPubSubConnection<String, String>> connectPubSub() {
+        return client.connectPubSubAsync(StringCodec.UTF8);
+      }
+
+      @Override
+      void shutdown(Duration timeout) {
+        // a cluster client is always the user's
+      }
+
+      @Override
+      String describe() {
+        return "Redis Cluster client";
+      }
+    };
+  }
+}

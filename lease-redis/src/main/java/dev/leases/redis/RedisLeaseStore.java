@@ -1,0 +1,575 @@
+package dev.leases.redis;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseArguments;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import dev.leases.LeaseStoreClosedException;
+import dev.leases.LeaseStoreUnavailableException;
+import dev.leases.TtlRange;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Leases on a Redis primary, through Lettuce: one Lua script per operation, expiry by the server's
+ * clock ({@code PEXPIREAT} computed from {@code TIME}), and fencing tokens from a per-name counter
+ * that is clamped up to the server's time in milliseconds.
+ *
+ * <h2>Guarantees</h2>
+ * <ul>
+ *   <li>Expiry is judged by the Redis server's clock, never by this process's.
+ *   <li>A renewal by the same holder while its lease key lives keeps the token; every other grant
+ *       (another holder, after release, after the holder's own expiry, after an out-of-band
+ *       {@code DEL} of the lease key) gets a larger token.
+ *   <li>Tokens do not go backwards when the counter is lost with a non-persistent server's restart:
+ *       a new token is never below the server's {@code TIME} in ms, and the tokens issued before
+ *       were at most that server's time when issued. The clamp holds as long as the server's clock
+ *       does not step back and no single name is granted more than 1000 times per second for long
+ *       (each grant above that rate puts the counter 1 ms ahead of the clock; a restart erases at
+ *       most that lead).
+ *   <li>Every call is bounded by the command timeout; after it, or on a connection error, the call
+ *       throws {@link LeaseStoreUnavailableException} and its outcome is unknown. A store built from
+ *       a URI rejects commands while disconnected and never replays them after a reconnect.
+ * </ul>
+ *
+ * <h2>Limits</h2>
+ * <ul>
+ *   <li><b>Single primary.</b> Correctness rests on one primary per lease (standalone, or the slot's
+ *       primary in a cluster). No Redlock.
+ *   <li><b>Failover loses grants.</b> Redis replication is asynchronous: a replica promoted after a
+ *       primary failure may lack the latest grant, renewal or release. Two holders can then both
+ *       believe they lead until the older one's next renewal fails. The fencing token is what
+ *       rejects the stale one: the new grant's token is clamped to the new primary's {@code TIME},
+ *       hence larger than anything the old primary issued earlier (given reasonably synchronised
+ *       server clocks), and a resource that checks tokens ({@link RedisFence}) refuses the other.
+ *   <li><b>Hints are hints.</b> {@link #onRelease} is fed by {@code PUBLISH}; a message sent while
+ *       the subscriber is disconnected is lost, and expiry or an out-of-band delete publishes
+ *       nothing. Followers must still poll until the expiry they last read.
+ *   <li>Each name ever used leaves two small non-expiring keys (the counter and the last-tenure
+ *       record); deleting the counter by hand weakens the ordering to the {@code TIME} clamp.
+ * </ul>
+ *
+ * <p>Key layout: see {@link #keysOf(String)}. All keys of a name share one hash tag in which the
+ * name is percent-encoded, so any name (braces, spaces, non-ASCII) is safe and stays in one slot.
+ *
+ * <p>Thread-safe. Calls after {@link #close()} throw {@link LeaseStoreClosedException}.
+ */
+public final class RedisLeaseStore implements LeaseStore {
+
+  /** Accepts TTLs from 1 ms to 365 days, in whole milliseconds (a request is rounded up). */
+  public static final TtlRange TTL_RANGE =
+      new TtlRange(Duration.ofMillis(1), Duration.ofDays(365), Duration.ofMillis(1));
+
+  /** Key prefix used unless {@link Builder#keyPrefix(String)} says otherwise. */
+  public static final String DEFAULT_KEY_PREFIX = "leases";
+
+  /** Command timeout used unless {@link Builder#commandTimeout(Duration)} says otherwise. */
+  public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+
+  /** Longest accepted command timeout. */
+  public static final Duration MAX_COMMAND_TIMEOUT = Duration.ofMinutes(5);
+
+  private static final Logger log = LoggerFactory.getLogger(RedisLeaseStore.class);
+  private static final Duration PUBSUB_RETRY = Duration.ofSeconds(1);
+
+  private final KeyLayout keys;
+  private final Duration timeout;
+  private final Connector connector;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final Object connectLock = new Object();
+  private final Object pubSubLock = new Object();
+  private final Map<String, List<Runnable>> listeners = new ConcurrentHashMap<>();
+
+  private volatile Connector.Commands commands;
+  private volatile StatefulRedisPubSubConnection<String, String> pubSub;
+  private volatile ScheduledExecutorService events; // created under pubSubLock
+  private boolean pubSubRetryScheduled; // guarded by pubSubLock
+
+  private RedisLeaseStore(Builder b, Connector connector) {
+    this.keys = new KeyLayout(b.keyPrefix);
+    this.timeout = b.commandTimeout;
+    this.connector = connector;
+  }
+
+  /**
+   * A store that creates and owns its Lettuce client: it rejects commands while disconnected (no
+   * replay of a stale acquire after a reconnect), reconnects with a backoff capped at 1 s, and is
+   * shut down completely by {@link #close()}.
+   *
+   * @param redisUri e.g. {@code redis://127.0.0.1:6379/0} or {@code rediss://user:pw@host:6380}
+   */
+  public static Builder builder(String redisUri) {
+    Objects.requireNonNull(redisUri, "redisUri must not be null");
+    final RedisURI uri;
+    try {
+      uri = RedisURI.create(redisUri);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("cannot parse Redis URI (expected redis://host:port[/db]"
+          + " or rediss://...): " + e.getMessage(), e);
+    }
+    return new Builder(uri, null, null);
+  }
+
+  /** Like {@link #builder(String)}. */
+  public static Builder builder(RedisURI uri) {
+    return new Builder(Objects.requireNonNull(uri, "uri must not be null"), null, null);
+  }
+
+  /**
+   * A store that opens its connections from your client and closes only those on {@link #close()};
+   * the client stays yours. Recommended client options: {@code disconnectedBehavior(REJECT_COMMANDS)}
+   * so that a command issued while disconnected is not replayed long after its caller gave up.
+   */
+  public static Builder builder(RedisClient client, RedisURI uri) {
+    return new Builder(Objects.requireNonNull(uri, "uri must not be null"),
+        Objects.requireNonNull(client, "client must not be null"), null);
+  }
+
+  /**
+   * A store on a Redis Cluster, through your cluster client (which stays yours). Every lease's keys
+   * live in one slot; its primary is the single source of truth for that lease.
+   */
+  public static Builder builder(RedisClusterClient client) {
+    return new Builder(null, null, Objects.requireNonNull(client, "client must not be null"));
+  }
+
+  /** Builds a {@link RedisLeaseStore}; nothing connects until the first call. */
+  public static final class Builder {
+    private final RedisURI uri;
+    private final RedisClient client;
+    private final RedisClusterClient clusterClient;
+    private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+
+    private Builder(RedisURI uri, RedisClient client, RedisClusterClient clusterClient) {
+      this.uri = uri;
+      this.client = client;
+      this.clusterClient = clusterClient;
+    }
+
+    /**
+     * The first part of every key and of the release channel ({@code <prefix>:released}); default
+     * {@value RedisLeaseStore#DEFAULT_KEY_PREFIX}. 1 to 64 characters from
+     * {@code A-Z a-z 0-9 . _ - : /}, not ending in {@code :}. Stores that must see the same leases
+     * use the same prefix.
+     */
+    public Builder keyPrefix(String keyPrefix) {
+      this.keyPrefix = KeyLayout.requirePrefix(keyPrefix);
+      return this;
+    }
+
+    /**
+     * The bound on every call (connecting included); default 2 s, at most 5 min. A call that has no
+     * answer by then throws {@link LeaseStoreUnavailableException}. Keep it well below the TTLs
+     * you use, so that a holder learns of trouble while its lease still runs.
+     */
+    public Builder commandTimeout(Duration commandTimeout) {
+      LeaseArguments.requirePositive("commandTimeout", commandTimeout);
+      if (commandTimeout.compareTo(MAX_COMMAND_TIMEOUT) > 0) {
+        throw new IllegalArgumentException("commandTimeout " + commandTimeout + " is above the"
+            + " limit " + MAX_COMMAND_TIMEOUT + "; choose a shorter one");
+      }
+      this.commandTimeout = commandTimeout;
+      return this;
+    }
+
+    public RedisLeaseStore build() {
+      Connector connector;
+      if (clusterClient != null) {
+        connector = Connector.cluster(clusterClient);
+      } else if (client != null) {
+        connector = Connector.standalone(client, uri, null);
+      } else {
+        connector = ownedClient(uri, commandTimeout);
+      }
+      return new RedisLeaseStore(this, connector);
+    }
+
+    private static Connector ownedClient(RedisURI uri, Duration timeout) {
+      ClientResources resources = ClientResources.builder()
+          .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
+              TimeUnit.MILLISECONDS))
+          .build();
+      try {
+        RedisURI withTimeout = RedisURI.builder(uri).withTimeout(timeout).build();
+        RedisClient c = RedisClient.create(resources, withTimeout);
+        c.setOptions(ClientOptions.builder()
+            .autoReconnect(true)
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .timeoutOptions(TimeoutOptions.enabled(timeout))
+            .socketOptions(SocketOptions.builder().connectTimeout(timeout).keepAlive(true).build())
+            .build());
+        return Connector.standalone(c, withTimeout, resources);
+      } catch (RuntimeException e) {
+        resources.shutdown(0, 1, TimeUnit.SECONDS);
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Acquires or renews in one script: our live lease → same token, expiry now + ttl; no live lease
+   * → a new, larger token; another holder's live lease → empty. The grant's
+   * {@link LeaseGrant#expiresAt()} is the server's time of expiry and its ttl the requested one
+   * rounded up to whole milliseconds.
+   */
+  @Override
+  public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
+    LeaseArguments.requireName(name);
+    Objects.requireNonNull(holder, "holder must not be null");
+    TTL_RANGE.check(ttl);
+    ensureOpen();
+    long ttlMs = TTL_RANGE.roundUp(ttl).toMillis();
+    List<Object> reply = run(Scripts.ACQUIRE_OR_RENEW, ScriptOutputType.MULTI,
+        new String[] {keys.leaseKey(name), keys.fenceKey(name), keys.lastKey(name)},
+        holder.value(), Long.toString(ttlMs));
+    if (number(reply, 0) == 0) {
+      return Optional.empty();
+    }
+    return Optional.of(new LeaseGrant(name, holder, number(reply, 1),
+        Instant.ofEpochMilli(number(reply, 2)), Duration.ofMillis(ttlMs)));
+  }
+
+  /**
+   * Releases in one script: only if {@code holder} has a live lease key, which is deleted (the
+   * counter never is), then {@code PUBLISH}es the name on {@code <prefix>:released}.
+   */
+  @Override
+  public boolean release(String name, HolderId holder) {
+    LeaseArguments.requireName(name);
+    Objects.requireNonNull(holder, "holder must not be null");
+    ensureOpen();
+    Long released = run(Scripts.RELEASE, ScriptOutputType.INTEGER,
+        new String[] {keys.leaseKey(name), keys.lastKey(name)},
+        holder.value(), keys.releaseChannel(), name);
+    return released != null && released == 1L;
+  }
+
+  /**
+   * The highest token recorded for {@code name}: the counter (which always holds the last token
+   * issued), or the live or last tenure's token if the counter was deleted by hand. Empty when
+   * none is recorded — never issued, or the server restarted without persistence (the next grant
+   * is still larger than any earlier one).
+   */
+  @Override
+  public OptionalLong token(String name) {
+    LeaseArguments.requireName(name);
+    ensureOpen();
+    Long hi = run(Scripts.HIGHEST_TOKEN, ScriptOutputType.INTEGER,
+        new String[] {keys.fenceKey(name), keys.lastKey(name), keys.leaseKey(name)});
+    return hi == null || hi <= 0 ? OptionalLong.empty() : OptionalLong.of(hi);
+  }
+
+  /**
+   * Reads the lease in one script, from the server. HELD: the lease key lives ({@code remaining} is
+   * its {@code PTTL}). EXPIRED: no lease key, and the last tenure's expiry (server ms) has passed
+   * without a release. FREE otherwise (never granted, released, or deleted out of band), with the
+   * highest token recorded.
+   */
+  @Override
+  public LeaseState inspect(String name) {
+    LeaseArguments.requireName(name);
+    ensureOpen();
+    String leaseKey = keys.leaseKey(name);
+    List<Object> r = run(Scripts.INSPECT, ScriptOutputType.MULTI,
+        new String[] {leaseKey, keys.fenceKey(name), keys.lastKey(name)});
+    long status = number(r, 0);
+    if (status == 1) {
+      long pttl = number(r, 3);
+      if (pttl < 0) {
+        throw new IllegalStateException("lease key " + leaseKey + " has no expiry (PTTL " + pttl
+            + "): it was changed outside this library; delete it so the lease can be taken again");
+      }
+      long now = number(r, 4);
+      return new LeaseState.Held(name, new HolderId(text(r, 1)), number(r, 2),
+          Instant.ofEpochMilli(now + pttl), Duration.ofMillis(pttl));
+    }
+    if (status == 2) {
+      return new LeaseState.Expired(name, new HolderId(text(r, 1)), number(r, 2),
+          Instant.ofEpochMilli(number(r, 3)));
+    }
+    return new LeaseState.Free(name, number(r, 1));
+  }
+
+  @Override
+  public TtlRange ttlRange() {
+    return TTL_RANGE;
+  }
+
+  /**
+   * Runs {@code listener} (on a store thread, one at a time) when a release of {@code name} is
+   * announced on {@code <prefix>:released}. The first call opens the subscriber connection; once
+   * this method has returned with that connection up, later releases are delivered — but hints are
+   * lost while it is disconnected, and expiry or an out-of-band delete sends none. By the time the
+   * listener runs, someone else may already hold the lease: treat it as "go and ask", never as
+   * "it is yours".
+   */
+  @Override
+  public Subscription onRelease(String name, Runnable listener) {
+    LeaseArguments.requireName(name);
+    Objects.requireNonNull(listener, "listener must not be null");
+    ensureOpen();
+    listeners.computeIfAbsent(name, n -> new CopyOnWriteArrayList<>()).add(listener);
+    ensureSubscribed();
+    return () -> {
+      List<Runnable> list = listeners.get(name);
+      if (list != null) {
+        list.remove(listener);
+      }
+    };
+  }
+
+  /**
+   * Closes the connections this store opened and, if it was built from a URI, shuts its Lettuce
+   * client down (no threads remain). Leases are not released: they expire. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    synchronized (pubSubLock) {
+      if (events != null) {
+        events.shutdownNow();
+      }
+      closeAndWait(pubSub);
+      pubSub = null;
+    }
+    synchronized (connectLock) {
+      Connector.Commands c = commands;
+      commands = null;
+      if (c != null) {
+        closeAndWait(c.connection());
+      }
+    }
+    try {
+      connector.shutdown(timeout.plusSeconds(1));
+    } catch (RuntimeException e) {
+      log.warn("shutting down the Redis client of a lease store failed", e);
+    }
+  }
+
+  /**
+   * The keys that hold {@code name}'s lease, for operators and tests: lease hash, fence counter,
+   * last-tenure hash, in that order. They share the hash tag {@code {<prefix>:<encoded name>}},
+   * where the name's UTF-8 bytes outside {@code A-Z a-z 0-9 - . _ ~ /} are percent-encoded.
+   */
+  public List<String> keysOf(String name) {
+    return List.of(keys.leaseKey(name), keys.fenceKey(name), keys.lastKey(name));
+  }
+
+  /** The pub/sub channel that announces releases; each message is a lease name. */
+  public String releaseChannel() {
+    return keys.releaseChannel();
+  }
+
+  /** The bound on every call. */
+  public Duration commandTimeout() {
+    return timeout;
+  }
+
+  @Override
+  public String toString() {
+    return "RedisLeaseStore[" + connector.describe() + ", keyPrefix=" + keys.prefix()
+        + (closed.get() ? ", closed" : "") + "]";
+  }
+
+  // --- internals -------------------------------------------------------------------------------
+
+  private <T> T run(LuaScript script, ScriptOutputType type, String[] keyArgs, String... args) {
+    Connector.Commands c = connected();
+    return script.run(c.scripting(), type, keyArgs, args, timeout, this::closedOrNull);
+  }
+
+  private Connector.Commands connected() {
+    Connector.Commands c = commands;
+    if (c != null) {
+      return c;
+    }
+    synchronized (connectLock) {
+      ensureOpen();
+      if (commands == null) {
+        commands = await(connector.connect(), "connect to " + connector.describe(),
+            conn -> closeQuietly(conn.connection()));
+      }
+      return commands;
+    }
+  }
+
+  private void ensureSubscribed() {
+    synchronized (pubSubLock) {
+      if (pubSub != null || closed.get()) {
+        return;
+      }
+      if (events == null) {
+        events = Executors.newSingleThreadScheduledExecutor(r -> {
+          Thread t = new Thread(r, "leases-redis-events");
+          t.setDaemon(true);
+          return t;
+        });
+      }
+      StatefulRedisPubSubConnection<String, String> c = null;
+      try {
+        c = await(connector.connectPubSub(), "open the subscriber connection",
+            RedisLeaseStore::closeQuietly);
+        c.addListener(new Dispatcher());
+        await(c.async().subscribe(keys.releaseChannel()).toCompletableFuture(),
+            "subscribe to " + keys.releaseChannel(), v -> {});
+        pubSub = c;
+      } catch (RuntimeException e) {
+        closeQuietly(c);
+        log.debug("release hints unavailable for now ({}); retrying in {}", e.getMessage(),
+            PUBSUB_RETRY);
+        if (!pubSubRetryScheduled && !events.isShutdown()) {
+          pubSubRetryScheduled = true;
+          events.schedule(() -> {
+            synchronized (pubSubLock) {
+              pubSubRetryScheduled = false;
+            }
+            ensureSubscribed();
+          }, PUBSUB_RETRY.toMillis(), TimeUnit.MILLISECONDS);
+        }
+      }
+    }
+  }
+
+  private final class Dispatcher extends RedisPubSubAdapter<String, String> {
+    @Override
+    public void message(String channel, String message) {
+      if (!keys.releaseChannel().equals(channel) || message == null) {
+        return;
+      }
+      List<Runnable> list = listeners.get(message);
+      if (list == null || list.isEmpty()) {
+        return;
+      }
+      ScheduledExecutorService ex = events;
+      if (ex == null) {
+        return;
+      }
+      for (Runnable r : list) {
+        try {
+          ex.execute(() -> {
+            try {
+              r.run();
+            } catch (RuntimeException e) {
+              log.warn("release listener for lease '{}' threw", message, e);
+            }
+          });
+        } catch (RuntimeException rejected) {
+          return; // closed meanwhile
+        }
+      }
+    }
+  }
+
+  private <T> T await(CompletableFuture<? extends T> future, String what,
+      java.util.function.Consumer<? super T> discardLate) {
+    try {
+      T value = future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      if (closed.get()) {
+        discardLate.accept(value);
+        throw new LeaseStoreClosedException("this RedisLeaseStore is closed");
+      }
+      return value;
+    } catch (TimeoutException e) {
+      future.thenAccept(discardLate);
+      future.cancel(false);
+      throw new LeaseStoreUnavailableException("could not " + what + " within " + timeout
+          + "; check that Redis runs and is reachable, or raise the command timeout", e);
+    } catch (InterruptedException e) {
+      future.thenAccept(discardLate);
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreUnavailableException("interrupted while trying to " + what, e);
+    } catch (ExecutionException e) {
+      RuntimeException closedError = closedOrNull();
+      if (closedError != null) {
+        throw closedError;
+      }
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new LeaseStoreUnavailableException("could not " + what + ": " + cause
+          + "; check the URI, credentials and that Redis runs", cause);
+    }
+  }
+
+  private RuntimeException closedOrNull() {
+    return closed.get() ? new LeaseStoreClosedException("this RedisLeaseStore is closed") : null;
+  }
+
+  private void ensureOpen() {
+    if (closed.get()) {
+      throw new LeaseStoreClosedException("this RedisLeaseStore is closed; build a new one");
+    }
+  }
+
+  private static long number(List<Object> reply, int index) {
+    if (reply == null || reply.size() <= index || !(reply.get(index) instanceof Long n)) {
+      throw new LeaseStoreUnavailableException("unexpected reply from Redis: " + reply
+          + " (are the lease keys being written by something other than this library?)", null);
+    }
+    return n;
+  }
+
+  private static String text(List<Object> reply, int index) {
+    Object v = reply.size() > index ? reply.get(index) : null;
+    if (v instanceof String s) {
+      return s;
+    }
+    if (v instanceof byte[] b) {
+      return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+    }
+    throw new LeaseStoreUnavailableException("unexpected reply from Redis: " + reply, null);
+  }
+
+  private void closeAndWait(io.lettuce.core.api.StatefulConnection<?, ?> c) {
+    if (c == null) {
+      return;
+    }
+    try {
+      c.closeAsync().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
+      log.debug("closing a Redis connection failed", e);
+    }
+  }
+
+  private static void closeQuietly(io.lettuce.core.api.StatefulConnection<?, ?> c) {
+    if (c == null) {
+      return;
+    }
+    try {
+      c.closeAsync();
+    } catch (RuntimeException e) {
+      log.debug("closing a Redis connection failed", e);
+    }
+  }
+}

@@ -1,0 +1,52 @@
+package dev.leases.redis;
+
+import dev.leases.LeaseStore;
+import dev.leases.LeaseStoreFactory;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Opens a {@link RedisLeaseStore} that owns its client, from string settings:
+ * <ul>
+ *   <li>{@code uri} (required) — e.g. {@code redis://127.0.0.1:6379}
+ *   <li>{@code keyPrefix} (optional) — default {@value RedisLeaseStore#DEFAULT_KEY_PREFIX}
+ *   <li>{@code commandTimeoutMs} (optional) — default 2000
+ * </ul>
+ * Unknown settings are rejected, so that a typo does not silently fall back to a default.
+ */
+public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
+
+  public static final String URI = "uri";
+  public static final String KEY_PREFIX = "keyPrefix";
+  public static final String COMMAND_TIMEOUT_MS = "commandTimeoutMs";
+
+  private static final Set<String> KNOWN = Set.of(URI, KEY_PREFIX, COMMAND_TIMEOUT_MS);
+
+  public RedisLeaseStoreFactory() {}
+
+  @Override
+  public LeaseStore open(Map<String, String> settings) {
+    for (String key : settings.keySet()) {
+      if (!KNOWN.contains(key)) {
+        throw new IllegalArgumentException("unknown setting '" + key + "'; the Redis store knows "
+            + KNOWN);
+      }
+    }
+    RedisLeaseStore.Builder b = RedisLeaseStore.builder(LeaseStoreFactory.require(settings, URI));
+    String prefix = settings.get(KEY_PREFIX);
+    if (prefix != null) {
+      b.keyPrefix(prefix);
+    }
+    String timeout = settings.get(COMMAND_TIMEOUT_MS);
+    if (timeout != null) {
+      try {
+        b.commandTimeout(Duration.ofMillis(Long.parseLong(timeout.trim())));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("setting '" + COMMAND_TIMEOUT_MS + "' must be a whole"
+            + " number of milliseconds, was '" + timeout + "'", e);
+      }
+    }
+    return b.build();
+  }
+}

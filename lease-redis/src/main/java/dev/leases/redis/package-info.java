@@ -1,0 +1,20 @@
+/**
+ * Leases with fencing tokens on Redis (Lettuce 7).
+ *
+ * <p>{@link dev.leases.redis.RedisLeaseStore} implements {@link dev.leases.LeaseStore} with one Lua
+ * script per operation on a single primary; {@link dev.leases.redis.RedisLeaseStoreFactory} opens
+ * one from string settings; {@link dev.leases.redis.RedisFence} makes writes to Redis resources
+ * check the token ({@code >=} the highest accepted, else
+ * {@link dev.leases.FencedOutException}).
+ *
+ * <p>Per lease name {@code n} and prefix {@code p}, all under the hash tag {@code {p:E(n)}} where
+ * {@code E} percent-encodes the name's UTF-8 bytes outside {@code A-Z a-z 0-9 - . _ ~ /}:
+ * {@code :lease} (hash holder/token, native expiry), {@code :fence} (token counter, never expires),
+ * {@code :last} (latest tenure: holder/token/expiry, for telling EXPIRED from FREE). Releases are
+ * announced on the channel {@code p:released} with the name as message.
+ *
+ * <p>Token scheme: a new grant takes {@code max(INCR counter, server TIME in ms, last token + 1)},
+ * so tokens grow across release, expiry, an out-of-band delete of the lease, and a restart of a
+ * server that lost its data.
+ */
+package dev.leases.redis;

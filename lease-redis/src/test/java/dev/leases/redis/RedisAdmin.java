@@ -1,0 +1,44 @@
+package dev.leases.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.List;
+
+/** Raw commands for tests: what an operator would type in redis-cli. */
+final class RedisAdmin implements AutoCloseable {
+
+  private final RedisClient client;
+  private final StatefulRedisConnection<String, String> connection;
+
+  private RedisAdmin(RedisClient client) {
+    this.client = client;
+    this.connection = client.connect();
+    this.connection.setTimeout(Duration.ofSeconds(10));
+  }
+
+  static RedisAdmin connect(String uri) {
+    return new RedisAdmin(RedisClient.create(uri));
+  }
+
+  RedisCommands<String, String> sync() {
+    return connection.sync();
+  }
+
+  StatefulRedisConnection<String, String> connection() {
+    return connection;
+  }
+
+  /** The server's clock in ms, from TIME. */
+  long serverTimeMillis() {
+    List<String> t = sync().time();
+    return Long.parseLong(t.get(0)) * 1000 + Long.parseLong(t.get(1)) / 1000;
+  }
+
+  @Override
+  public void close() {
+    connection.close();
+    client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+  }
+}

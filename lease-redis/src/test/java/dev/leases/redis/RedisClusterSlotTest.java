@@ -1,0 +1,113 @@
+package dev.leases.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseState;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hash-tag safety on a real (single-node) Redis Cluster: {@code CLUSTER KEYSLOT} says every key of
+ * a name is in one slot, and the scripts run there — a cluster node refuses a script whose keys
+ * span slots with {@code CROSSSLOT}, so running them proves it too. (Redis 7.0 answers
+ * {@code CLUSTER KEYSLOT} only with cluster support enabled, hence the dedicated server.)
+ */
+class RedisClusterSlotTest {
+
+  private static final List<String> HOSTILE_NAMES = List.of("{", "}", "}{", "a}b{c", "{x}",
+      "{}", "with space", "ünïcødé ✓ 漢字", "emoji 😀", "%7D", "a:b", "*?[]\\", "plain-name");
+
+  private static RedisProcess node;
+  private static RedisAdmin admin;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    node = RedisProcess.start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf");
+    admin = RedisAdmin.connect(node.uri());
+    admin.sync().clusterAddSlots(IntStream.range(0, 16384).toArray());
+    await().atMost(Duration.ofSeconds(20))
+        .until(() -> admin.sync().clusterInfo().contains("cluster_state:ok"));
+  }
+
+  @AfterAll
+  static void stop() {
+    if (admin != null) {
+      admin.close();
+    }
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  @Test
+  void everyKeyOfANameIsInOneSlot() {
+    try (RedisLeaseStore layout = RedisLeaseStore.builder(node.uri()).keyPrefix("p:q").build()) {
+      java.util.Set<String> tags = new java.util.HashSet<>();
+      for (String n : HOSTILE_NAMES) {
+        String lease = layout.keysOf(n).get(0);
+        // the hash tag (up to the first '}') is the whole encoded name: no name can cut it short
+        // and make two names share a tag, or a prefix "p" with name "q:x" look like "p:q" with "x"
+        String tag = lease.substring(0, lease.indexOf('}') + 1);
+        assertThat(lease).as(n).isEqualTo(tag + ":lease");
+        assertThat(tags.add(tag)).as("tag of %s is unique", n).isTrue();
+      }
+      try (RedisLeaseStore shorter = RedisLeaseStore.builder(node.uri()).keyPrefix("p").build()) {
+        assertThat(layout.keysOf("x").get(0)).isNotEqualTo(shorter.keysOf("q:x").get(0));
+      }
+      for (String n : HOSTILE_NAMES) {
+        List<String> keys = layout.keysOf(n);
+        long slot = admin.sync().clusterKeyslot(keys.get(0));
+        for (String k : keys) {
+          assertThat(admin.sync().clusterKeyslot(k)).as(k).isEqualTo(slot);
+        }
+        // and the slot is the tag's: the name inside is what is hashed, not the suffix
+        assertThat(admin.sync().clusterKeyslot(keys.get(0).replace(":lease", ":anything")))
+            .isEqualTo(slot);
+      }
+    }
+  }
+
+  @Test
+  void fenceKeysShareTheResourceSlot() {
+    for (String k : List.of("orders:state", "{orders}:state", "a{", "x{y", "{a}{b}", "ü{ñ}")) {
+      assertThat(admin.sync().clusterKeyslot(RedisFence.fenceKeyOf(k))).as(k)
+          .isEqualTo(admin.sync().clusterKeyslot(k));
+    }
+  }
+
+  @Test
+  void theStoreWorksThroughAClusterClientForHostileNames() {
+    RedisClusterClient client = RedisClusterClient.create(RedisURI.create(node.uri()));
+    try (RedisLeaseStore store = RedisLeaseStore.builder(client).build();
+        StatefulRedisClusterConnection<String, String> conn = client.connect()) {
+      String suffix = UUID.randomUUID().toString();
+      for (String base : HOSTILE_NAMES) {
+        String n = base + suffix;
+        HolderId a = HolderId.generate();
+        long t1 = store.acquireOrRenew(n, a, Duration.ofSeconds(2)).orElseThrow().token();
+        assertThat(store.inspect(n).status()).isEqualTo(LeaseState.Status.HELD);
+        assertThat(store.token(n)).hasValue(t1);
+        assertThat(store.release(n, a)).isTrue();
+        long t2 = store.acquireOrRenew(n, HolderId.generate(), Duration.ofSeconds(2))
+            .orElseThrow().token();
+        assertThat(t2).isGreaterThan(t1);
+      }
+      RedisFence fence = RedisFence.of(conn, Duration.ofSeconds(2));
+      fence.set("orders:state", "v", 3);
+      fence.set("{orders}:state", "v", 3);
+      assertThat(fence.highestToken("orders:state")).hasValue(3);
+    } finally {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+  }
+}

@@ -1,0 +1,98 @@
+package dev.leases.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.leases.FencedOutException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class RedisFenceTest {
+
+  private static RedisAdmin admin;
+  private static RedisFence fence;
+
+  @BeforeAll
+  static void open() {
+    admin = RedisAdmin.connect(RedisServers.sharedUri());
+    fence = RedisFence.of(admin.connection(), Duration.ofSeconds(2));
+  }
+
+  @AfterAll
+  static void close() {
+    admin.close();
+  }
+
+  @Test
+  void equalTokenWritesTwiceLowerIsRejectedUnchangedHigherWins() {
+    String key = "{fence-test-" + UUID.randomUUID() + "}:state";
+    fence.set(key, "first", 10);
+    fence.set(key, "second", 10);
+    assertThat(admin.sync().get(key)).isEqualTo("second");
+    assertThat(fence.highestToken(key)).hasValue(10);
+
+    assertThatThrownBy(() -> fence.set(key, "stale", 9))
+        .isInstanceOfSatisfying(FencedOutException.class, e -> {
+          assertThat(e.resource()).isEqualTo(key);
+          assertThat(e.presentedToken()).isEqualTo(9);
+          assertThat(e.highestToken()).isEqualTo(10);
+        });
+    assertThat(admin.sync().get(key)).isEqualTo("second");
+    assertThat(fence.highestToken(key)).hasValue(10);
+
+    fence.set(key, "newer", 11);
+    assertThat(admin.sync().get(key)).isEqualTo("newer");
+    assertThatThrownBy(() -> fence.set(key, "old leader again", 10))
+        .isInstanceOf(FencedOutException.class);
+    assertThat(admin.sync().get(key)).isEqualTo("newer");
+  }
+
+  @Test
+  void hashWritesAreFencedToo() {
+    String key = "fence-hash-" + UUID.randomUUID();
+    fence.hset(key, Map.of("status", "running", "by", "a"), 5);
+    assertThatThrownBy(() -> fence.hset(key, Map.of("status", "stale"), 4))
+        .isInstanceOf(FencedOutException.class);
+    assertThat(admin.sync().hgetall(key)).containsExactlyInAnyOrderEntriesOf(
+        Map.of("status", "running", "by", "a"));
+    fence.hset(key, Map.of("status", "done"), 5);
+    assertThat(admin.sync().hget(key, "status")).isEqualTo("done");
+  }
+
+  @Test
+  void tokensCompareExactlyBeyondDoublePrecision() {
+    String key = "{fence-big-" + UUID.randomUUID() + "}";
+    long big = Long.MAX_VALUE - 1;
+    fence.set(key, "big", big);
+    // differs from big only below double precision: a float comparison would call them equal
+    assertThatThrownBy(() -> fence.set(key, "smaller", big - 1))
+        .isInstanceOf(FencedOutException.class);
+    fence.set(key, "max", Long.MAX_VALUE);
+    assertThat(fence.highestToken(key)).hasValue(Long.MAX_VALUE);
+    // a shorter number is smaller, though it sorts after as text
+    String key2 = "{fence-len-" + UUID.randomUUID() + "}";
+    fence.set(key2, "v", 100);
+    assertThatThrownBy(() -> fence.set(key2, "v", 99)).isInstanceOf(FencedOutException.class);
+  }
+
+  @Test
+  void badInputSaysWhatToChange() {
+    assertThatThrownBy(() -> fence.set("k", "v", 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("positive");
+    assertThatThrownBy(() -> fence.set("a}b", "v", 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("hash tag");
+    assertThatThrownBy(() -> fence.hset("k", Map.of(), 1))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void fenceKeyIsBesideTheResource() {
+    assertThat(RedisFence.fenceKeyOf("{orders}:state")).isEqualTo("{orders}:state:fence");
+    assertThat(RedisFence.fenceKeyOf("orders:state")).isEqualTo("{orders:state}:fence");
+    assertThat(RedisFence.fenceKeyOf("a{")).isEqualTo("{a{}:fence");
+  }
+}

@@ -1,0 +1,47 @@
+package dev.leases.redis;
+
+import dev.leases.LeaseStore;
+import dev.leases.tck.LeaseStoreTck;
+import dev.leases.tck.process.StoreRecipe;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The compatibility kit against the shared Redis server. */
+class RedisLeaseStoreTckTest extends LeaseStoreTck {
+
+  private static RedisAdmin admin;
+  /** Only names the kit generates; lays out keys exactly as every store of the default prefix. */
+  private static RedisLeaseStore layout;
+
+  @BeforeAll
+  static void open() {
+    admin = RedisAdmin.connect(RedisServers.sharedUri());
+    layout = RedisLeaseStore.builder(RedisServers.sharedUri()).build();
+  }
+
+  @AfterAll
+  static void close() {
+    layout.close();
+    admin.close();
+  }
+
+  @Override
+  protected LeaseStore newStore() {
+    return RedisLeaseStore.builder(RedisServers.sharedUri()).build();
+  }
+
+  @Override
+  protected StoreRecipe storeRecipe() {
+    return new StoreRecipe(RedisLeaseStoreFactory.class,
+        Map.of(RedisLeaseStoreFactory.URI, RedisServers.sharedUri()));
+  }
+
+  /** An operator's {@code DEL} of the lease and of its last-tenure record; the counter stays. */
+  @Override
+  protected void deleteOutOfBand(String name) {
+    List<String> keys = layout.keysOf(name);
+    admin.sync().del(keys.get(0), keys.get(2));
+  }
+}

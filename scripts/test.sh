@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The test command (README): installs missing test servers, runs every module's tests against real
+# servers started on free loopback ports (embedded PostgreSQL by default), then runs the PostgreSQL
+# suite again against Debian's PostgreSQL as an external server, and prints a summary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$(date +%s)
+
+scripts/install-test-servers.sh
+
+MVN=(mvn -B -ntp)
+"${MVN[@]}" clean install
+
+eval "$(scripts/start-external-postgres.sh)"
+trap 'scripts/start-external-postgres.sh stop "$LEASES_EXTERNAL_PG_DIR"' EXIT
+LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" "${MVN[@]}" -pl lease-postgres verify \
+  -Dleases.reports=surefire-reports-external-postgres
+unset LEASES_POSTGRES_URL
+
+python3 scripts/test-summary.py
+echo "test command wall time: $(( $(date +%s) - started )) s"
