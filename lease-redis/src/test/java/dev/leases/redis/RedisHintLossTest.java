@@ -1,0 +1,103 @@
+package dev.leases.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import dev.leases.TtlRange;
+import dev.leases.leader.LeaderLoop;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Pub/sub release hints are lost on disconnect; a follower must then still take over within
+ * TTL + one poll interval, by sleeping only until the expiry it last read.
+ */
+class RedisHintLossTest {
+
+  private static final Duration TTL = Duration.ofMillis(1500);
+
+  @Test
+  void followerThatHearsNoHintsTakesOverWithinTtlPlusOnePollInterval() throws Exception {
+    String uri = RedisServers.sharedUri();
+    String name = "hint-loss-" + UUID.randomUUID();
+    try (RedisLeaseStore leaderStore = RedisLeaseStore.builder(uri).build();
+        RedisLeaseStore followerStore = RedisLeaseStore.builder(uri).build()) {
+      assertHandoverBounded(leaderStore, new Deaf(followerStore), name);
+    }
+  }
+
+  @Test
+  void followerWhosePubSubConnectionWasKilledTakesOverWithinTtlPlusOnePollInterval()
+      throws Exception {
+    String uri = RedisServers.sharedUri();
+    String name = "hint-killed-" + UUID.randomUUID();
+    try (RedisLeaseStore leaderStore = RedisLeaseStore.builder(uri).build();
+        RedisLeaseStore followerStore = RedisLeaseStore.builder(uri).build();
+        RedisAdmin admin = RedisAdmin.connect(uri)) {
+      assertHandoverBounded(leaderStore, followerStore, name,
+          () -> admin.sync().clientKill(io.lettuce.core.KillArgs.Builder.typePubsub()));
+    }
+  }
+
+  private static void assertHandoverBounded(LeaseStore leaderStore, LeaseStore followerStore,
+      String name, Runnable... beforeRelease) throws Exception {
+    try (LeaderLoop leader = LeaderLoop.builder(leaderStore, name).ttl(TTL).start()) {
+      long t1 = leader.awaitLeadership(Duration.ofSeconds(10));
+      assertThat(t1).isPositive();
+      try (LeaderLoop follower = LeaderLoop.builder(followerStore, name).ttl(TTL).start()) {
+        // let the follower read the lease and go to sleep until the expiry it saw
+        org.awaitility.Awaitility.await().pollDelay(TTL.dividedBy(3)).atMost(Duration.ofSeconds(5))
+            .until(() -> follower.currentToken() == 0);
+        for (Runnable r : beforeRelease) {
+          r.run();
+        }
+        long releasedAt = System.nanoTime();
+        leader.close();
+        long t2 = follower.awaitLeadership(Duration.ofSeconds(20));
+        Duration took = Duration.ofNanos(System.nanoTime() - releasedAt);
+        assertThat(t2).isGreaterThan(t1);
+        assertThat(took).as("takeover without a release hint")
+            .isLessThanOrEqualTo(TTL.plus(follower.renewInterval()));
+      }
+    }
+  }
+
+  /** The follower's store with its release hints lost, as on a dropped pub/sub connection. */
+  private record Deaf(LeaseStore delegate) implements LeaseStore {
+    @Override
+    public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
+      return delegate.acquireOrRenew(name, holder, ttl);
+    }
+
+    @Override
+    public boolean release(String name, HolderId holder) {
+      return delegate.release(name, holder);
+    }
+
+    @Override
+    public OptionalLong token(String name) {
+      return delegate.token(name);
+    }
+
+    @Override
+    public LeaseState inspect(String name) {
+      return delegate.inspect(name);
+    }
+
+    @Override
+    public TtlRange ttlRange() {
+      return delegate.ttlRange();
+    }
+
+    @Override
+    public void close() {
+      delegate.close();
+    }
+  }
+}
