@@ -2,12 +2,14 @@
 # Installs the server binaries the tests start locally, when they are missing:
 #   PostgreSQL (Debian's postgresql; the tests also use embedded-postgres from Maven)
 #   Redis      (Debian's redis-server)
+#   etcd       (Debian's etcd-server)
 # Idempotent and quick when everything is present. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
 need=()
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
 
 if ((${#need[@]})); then
   echo "install-test-servers: installing ${need[*]} with apt-get" >&2
@@ -17,7 +19,10 @@ if ((${#need[@]})); then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   # Debian starts packaged services on install; the tests start their own on free ports.
-  $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
-  if command -v service >/dev/null 2>&1; then $SUDO service redis-server stop >/dev/null 2>&1 || true; fi
+  for svc in redis-server etcd; do
+    $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
+    if command -v service >/dev/null 2>&1; then $SUDO service "$svc" stop >/dev/null 2>&1 || true; fi
+  done
 fi
-echo "install-test-servers: postgres $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1), $(redis-server --version | cut -d' ' -f3)" >&2
+echo "install-test-servers: postgres $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)," \
+  "redis $(redis-server --version | cut -d' ' -f3), $(etcd --version | head -1)" >&2

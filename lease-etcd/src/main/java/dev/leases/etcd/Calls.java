@@ -1,0 +1,186 @@
+package dev.leases.etcd;
+
+import dev.leases.LeaseStoreClosedException;
+import dev.leases.LeaseStoreUnavailableException;
+import io.etcd.jetcd.common.exception.ErrorCode;
+import io.etcd.jetcd.common.exception.EtcdException;
+import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Bounded jetcd calls. One operation (an acquire, a release, ...) gets one {@link Budget} of
+ * {@code callTimeout}; every future is awaited with what is left of it and cancelled when it runs
+ * out. Calls that are safe to repeat are retried while etcd answers {@code UNAVAILABLE} (no leader,
+ * leader changed, a member went away) and budget remains. Every failure becomes a
+ * {@link LeaseStoreUnavailableException} ("outcome unknown"), or a {@link LeaseStoreClosedException}
+ * once the store is closed.
+ */
+final class Calls {
+
+  private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+  private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+  private final Duration timeout;
+  private final BooleanSupplier closed;
+
+  Calls(Duration timeout, BooleanSupplier closed) {
+    this.timeout = timeout;
+    this.closed = closed;
+  }
+
+  Duration timeout() {
+    return timeout;
+  }
+
+  /** A fresh budget of {@code callTimeout} for one operation. */
+  Budget budget() {
+    return new Budget(System.nanoTime() + timeout.toNanos());
+  }
+
+  /** The time left for one operation. */
+  static final class Budget {
+    private final long deadline;
+
+    private Budget(long deadline) {
+      this.deadline = deadline;
+    }
+
+    long leftNanos() {
+      return deadline - System.nanoTime();
+    }
+  }
+
+  /** Awaits one call; never repeats it. */
+  <T> T once(Supplier<CompletableFuture<T>> call, Budget budget, String what) {
+    return attempt(call, budget, what);
+  }
+
+  /** Awaits a call that is safe to repeat, repeating it while etcd is briefly unavailable. */
+  <T> T retrying(Supplier<CompletableFuture<T>> call, Budget budget, String what) {
+    long backoff = FIRST_BACKOFF_NANOS;
+    while (true) {
+      try {
+        return attempt(call, budget, what);
+      } catch (LeaseStoreUnavailableException e) {
+        if (code(e) != ErrorCode.UNAVAILABLE || budget.leftNanos() <= backoff) {
+          throw e;
+        }
+      }
+      try {
+        TimeUnit.NANOSECONDS.sleep(backoff);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new LeaseStoreUnavailableException("interrupted while retrying etcd call '" + what
+            + "'; outcome unknown", e);
+      }
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
+    }
+  }
+
+  private <T> T attempt(Supplier<CompletableFuture<T>> call, Budget budget, String what) {
+    if (closed.getAsBoolean()) {
+      throw closedException();
+    }
+    long left = budget.leftNanos();
+    if (left <= 0) {
+      throw timedOut(what, null);
+    }
+    CompletableFuture<T> future;
+    try {
+      future = call.get();
+    } catch (RuntimeException e) {
+      throw failed(what, e);
+    }
+    try {
+      return future.get(left, TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      future.cancel(true);
+      throw timedOut(what, e);
+    } catch (InterruptedException e) {
+      future.cancel(true);
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreUnavailableException("interrupted while waiting for etcd call '" + what
+          + "'; outcome unknown", e);
+    } catch (ExecutionException | CompletionException | CancellationException e) {
+      throw failed(what, e.getCause() != null ? e.getCause() : e);
+    }
+  }
+
+  private RuntimeException failed(String what, Throwable cause) {
+    if (closed.getAsBoolean()) {
+      return closedException();
+    }
+    ErrorCode code = code(cause);
+    return new LeaseStoreUnavailableException("etcd call '" + what + "' failed"
+        + (code != null ? " with " + code : "") + ": " + cause.getMessage()
+        + "; outcome unknown", cause);
+  }
+
+  private RuntimeException timedOut(String what, Throwable cause) {
+    if (closed.getAsBoolean()) {
+      return closedException();
+    }
+    return new LeaseStoreUnavailableException("etcd did not answer '" + what + "' within the call"
+        + " timeout of " + timeout + "; outcome unknown. Check that the endpoints are reachable and"
+        + " the cluster has a leader, or raise callTimeout", cause);
+  }
+
+  private static LeaseStoreClosedException closedException() {
+    return new LeaseStoreClosedException("this EtcdLeaseStore is closed; open a new store");
+  }
+
+  /** The etcd/gRPC error code anywhere in {@code t}'s cause chain, or null. */
+  static ErrorCode code(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof EtcdException e) {
+        return e.getErrorCode();
+      }
+      if (c instanceof StatusRuntimeException || c instanceof StatusException) {
+        return EtcdExceptionFactory.toEtcdException(Status.fromThrowable(c)).getErrorCode();
+      }
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Gives every gRPC call of a client this store built a deadline of {@code timeout}, except the
+   * long-lived watch streams. Without deadlines a call to an unreachable member waits forever
+   * (jetcd waits for the channel to be ready) and keeps its stream, buffers and threads.
+   */
+  static final class DeadlineInterceptor implements ClientInterceptor {
+    private final long timeoutNanos;
+
+    DeadlineInterceptor(Duration timeout) {
+      this.timeoutNanos = timeout.toNanos();
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+        CallOptions options, Channel next) {
+      CallOptions o = options;
+      if (o.getDeadline() == null && !method.getFullMethodName().startsWith("etcdserverpb.Watch/")) {
+        o = o.withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS);
+      }
+      return next.newCall(method, o);
+    }
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * Leases with fencing tokens on etcd v3, through jetcd.
+ *
+ * <ul>
+ *   <li>{@link dev.leases.etcd.EtcdLeaseStore}: the {@link dev.leases.LeaseStore}; each tenure is an
+ *       etcd lease, the token is the lease key's {@code create_revision}.
+ *   <li>{@link dev.leases.etcd.EtcdLeaseStoreFactory}: opens one from string settings.
+ *   <li>{@link dev.leases.etcd.EtcdFence}: fenced writes to keys kept in etcd.
+ * </ul>
+ *
+ * <p>Renewal loops are not written here: use {@link dev.leases.leader.LeaderLoop} over the store.
+ */
+package dev.leases.etcd;

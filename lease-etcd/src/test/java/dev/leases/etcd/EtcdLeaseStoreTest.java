@@ -1,0 +1,348 @@
+package dev.leases.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import dev.leases.LeaseStoreClosedException;
+import dev.leases.LeaseStoreUnavailableException;
+import dev.leases.tck.servers.FreePorts;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.LeaseOption;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** What the kit does not cover: configuration, TTL handling, key layout, clean-up and hints. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class EtcdLeaseStoreTest {
+
+  private static Client admin;
+  private static String prefix;
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+
+  @BeforeAll
+  static void connect() {
+    admin = Client.builder().endpoints(EtcdServers.endpointList().toArray(String[]::new)).build();
+    byte[] b = new byte[4];
+    ThreadLocalRandom.current().nextBytes(b);
+    prefix = "unit-" + HexFormat.of().formatHex(b);
+  }
+
+  @AfterAll
+  static void disconnect() {
+    admin.close();
+  }
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+  }
+
+  private EtcdLeaseStore store() {
+    return store(prefix);
+  }
+
+  private EtcdLeaseStore store(String keyPrefix) {
+    EtcdLeaseStore s = EtcdLeaseStore.builder(EtcdServers.endpointList().toArray(String[]::new))
+        .keyPrefix(keyPrefix).build();
+    closeables.add(s);
+    return s;
+  }
+
+  private static String name() {
+    byte[] b = new byte[6];
+    ThreadLocalRandom.current().nextBytes(b);
+    return "unit-" + HexFormat.of().formatHex(b);
+  }
+
+  private static long grantedTtlOnServer(long leaseId) throws Exception {
+    return admin.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT).get(10, TimeUnit.SECONDS)
+        .getGrantedTTL();
+  }
+
+  private static long leaseIdOf(String keyPrefix, String name) throws Exception {
+    return admin.getKVClient().get(new KeyLayout(keyPrefix).leaseKey(name)).get(10, TimeUnit.SECONDS)
+        .getKvs().get(0).getLease();
+  }
+
+  // ---------------------------------------------------------------- configuration
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", " ", "/leases", "leases/", "a//b", "a/../b", "..", ".", "a b",
+      "tab\there", "nul\u0000x", "new\nline", "star*", "q?", "[x]", "{tag}", "ünïcode", "x\u202Ey",
+      "a%2Fb", "back\\slash",
+      "0123456789012345678901234567890123456789012345678901234567890123456789"})
+  void hostileKeyPrefixesAreRejectedWithAMessageThatSaysWhatToChange(String bad) {
+    assertThatThrownBy(() -> EtcdLeaseStore.builder("http://127.0.0.1:2379").keyPrefix(bad))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("keyPrefix");
+    assertThatThrownBy(() -> new EtcdLeaseStoreFactory().open(Map.of(
+        EtcdLeaseStoreFactory.ENDPOINTS, "http://127.0.0.1:2379",
+        EtcdLeaseStoreFactory.KEY_PREFIX, bad)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("keyPrefix");
+    assertThatThrownBy(() -> new EtcdFence(admin, bad, Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void reasonablePrefixesAreAccepted() {
+    for (String ok : List.of("leases", "myapp/leases", "a.b_c-d/E9", "x")) {
+      assertThat(EtcdLeaseStore.builder("http://127.0.0.1:2379").keyPrefix(ok)).isNotNull();
+    }
+    assertThatThrownBy(() -> EtcdLeaseStore.builder("http://127.0.0.1:2379").keyPrefix(null))
+        .isInstanceOf(NullPointerException.class).hasMessageContaining("keyPrefix");
+  }
+
+  @Test
+  void badEndpointsAndSettingsFailWithTheFixInTheMessage() {
+    EtcdLeaseStoreFactory f = new EtcdLeaseStoreFactory();
+    assertThatThrownBy(() -> f.open(Map.of())).hasMessageContaining("endpoints");
+    assertThatThrownBy(() -> f.open(Map.of("endpoints", "http://127.0.0.1:2379", "keyprefix", "x")))
+        .hasMessageContaining("keyprefix").hasMessageContaining("keyPrefix");
+    assertThatThrownBy(() -> f.open(Map.of("endpoints", "http://127.0.0.1:2379",
+        "callTimeoutMs", "soon"))).hasMessageContaining("callTimeoutMs");
+    assertThatThrownBy(() -> f.open(Map.of("endpoints", "https://127.0.0.1:2379")))
+        .hasMessageContaining("builder(Client)");
+    assertThatThrownBy(() -> f.open(Map.of("endpoints", "127.0.0.1:2379")))
+        .hasMessageContaining("http://host:port");
+    assertThatThrownBy(() -> f.open(Map.of("endpoints", "http://127.0.0.1:2379/v3")))
+        .hasMessageContaining("http://host:port");
+    assertThatThrownBy(() -> EtcdLeaseStore.builder()).hasMessageContaining("at least one");
+    assertThatThrownBy(() -> EtcdLeaseStore.builder("http://127.0.0.1:2379")
+        .callTimeout(Duration.ZERO)).hasMessageContaining("callTimeout");
+    assertThatThrownBy(() -> EtcdLeaseStore.builder("http://127.0.0.1:2379")
+        .callTimeout(Duration.ofDays(1))).hasMessageContaining("callTimeout");
+  }
+
+  // ---------------------------------------------------------------- TTLs
+
+  @Test
+  void ttlIsRoundedUpToWholeSecondsAndTheGrantReportsWhatTheServerGranted() throws Exception {
+    EtcdLeaseStore s = store();
+    HolderId a = HolderId.generate();
+    String n1 = name();
+    LeaseGrant g1 = s.acquireOrRenew(n1, a, Duration.ofMillis(1500)).orElseThrow();
+    assertThat(g1.ttl()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(grantedTtlOnServer(leaseIdOf(prefix, n1))).isEqualTo(2);
+
+    String n2 = name();
+    LeaseGrant g2 = s.acquireOrRenew(n2, a, Duration.ofMillis(2001)).orElseThrow();
+    assertThat(g2.ttl()).isEqualTo(Duration.ofSeconds(3));
+
+    // 1 s is granted as is by a server with a short election timeout (the local test server) and
+    // raised to 2 s by one with etcd's defaults; either way the grant says what the server did.
+    String n3 = name();
+    LeaseGrant g3 = s.acquireOrRenew(n3, a, Duration.ofSeconds(1)).orElseThrow();
+    assertThat(g3.ttl()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(2))
+        .isEqualTo(Duration.ofSeconds(grantedTtlOnServer(leaseIdOf(prefix, n3))));
+    assertThat(s.ttlRange().granularity()).isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void renewalWithALongerTtlKeepsTheTokenAndMovesToALongerEtcdLease() throws Exception {
+    EtcdLeaseStore s = store();
+    HolderId a = HolderId.generate();
+    String n = name();
+    LeaseGrant g1 = s.acquireOrRenew(n, a, Duration.ofSeconds(2)).orElseThrow();
+    long firstLease = leaseIdOf(prefix, n);
+    LeaseGrant g2 = s.acquireOrRenew(n, a, Duration.ofSeconds(6)).orElseThrow();
+    assertThat(g2.token()).isEqualTo(g1.token());
+    assertThat(g2.ttl()).isEqualTo(Duration.ofSeconds(6));
+    assertThat(leaseIdOf(prefix, n)).isNotEqualTo(firstLease);
+    assertThat(grantedTtlOnServer(leaseIdOf(prefix, n))).isEqualTo(6);
+    await("the replaced etcd lease is revoked").atMost(Duration.ofSeconds(10))
+        .until(() -> admin.getLeaseClient().timeToLive(firstLease, LeaseOption.DEFAULT)
+            .get(5, TimeUnit.SECONDS).getTTL() == -1);
+    LeaseGrant g3 = s.acquireOrRenew(n, a, Duration.ofSeconds(2)).orElseThrow();
+    assertThat(g3.token()).isEqualTo(g1.token());
+    assertThat(g3.ttl()).as("a shorter request keeps the longer lease and says so")
+        .isEqualTo(Duration.ofSeconds(6));
+    LeaseState.Held held = (LeaseState.Held) s.inspect(n);
+    assertThat(held.remaining()).isGreaterThan(Duration.ofSeconds(2))
+        .isLessThanOrEqualTo(Duration.ofSeconds(6));
+  }
+
+  // ---------------------------------------------------------------- keys and clean-up
+
+  @Test
+  void namesCannotReachIntoAnotherPrefixesKeys() {
+    EtcdLeaseStore outer = store(prefix + "/p");
+    EtcdLeaseStore inner = store(prefix + "/p/lease");
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    assertThat(outer.acquireOrRenew("lease/x", a, Duration.ofSeconds(5))).isPresent();
+    assertThat(inner.acquireOrRenew("x", b, Duration.ofSeconds(5))).as("a different lease")
+        .isPresent();
+    assertThat(outer.acquireOrRenew("x", b, Duration.ofSeconds(5))).isPresent();
+    assertThat(((LeaseState.Held) outer.inspect("lease/x")).holder()).isEqualTo(a);
+    assertThat(((LeaseState.Held) inner.inspect("x")).holder()).isEqualTo(b);
+  }
+
+  @Test
+  void losersOfARaceAndReleasesLeaveNoEtcdLeaseBehind() throws Exception {
+    Set<Long> before = serverLeaseIds();
+    List<LeaseStore> clients = List.of(store(), store(), store(), store());
+    String n = name();
+    int threads = 12;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    List<LeaseGrant> grants = new ArrayList<>();
+    List<HolderId> holders = new ArrayList<>();
+    try {
+      CyclicBarrier start = new CyclicBarrier(threads);
+      List<Future<Optional<LeaseGrant>>> results = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        LeaseStore c = clients.get(t % clients.size());
+        HolderId h = HolderId.generate();
+        holders.add(h);
+        results.add(pool.submit(() -> {
+          start.await(30, TimeUnit.SECONDS);
+          return c.acquireOrRenew(n, h, Duration.ofSeconds(60));
+        }));
+      }
+      for (Future<Optional<LeaseGrant>> f : results) {
+        f.get(60, TimeUnit.SECONDS).ifPresent(grants::add);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(grants).hasSize(1);
+    long winnerLease = leaseIdOf(prefix, n);
+    await("only the winner's etcd lease remains of this race").atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> {
+          Set<Long> now = serverLeaseIds();
+          now.removeAll(before);
+          assertThat(now).containsExactly(winnerLease);
+        });
+    assertThat(clients.get(0).release(n, grants.get(0).holder())).isTrue();
+    await("the released etcd lease is revoked").atMost(Duration.ofSeconds(10))
+        .until(() -> !serverLeaseIds().contains(winnerLease));
+  }
+
+  /** The server's lease ids, through the JSON gateway (jetcd 0.8 has no LeaseLeases call). */
+  private static Set<Long> serverLeaseIds() throws Exception {
+    HttpResponse<String> r = HttpClient.newHttpClient().send(
+        HttpRequest.newBuilder(URI.create(EtcdServers.endpointList().get(0) + "/v3/lease/leases"))
+            .timeout(Duration.ofSeconds(5))
+            .POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    Set<Long> ids = new HashSet<>();
+    Matcher m = Pattern.compile("\"ID\":\"(-?\\d+)\"").matcher(r.body());
+    while (m.find()) {
+      ids.add(Long.parseLong(m.group(1)));
+    }
+    return ids;
+  }
+
+  @Test
+  void foreignDataUnderThePrefixIsReportedNotMisread() throws Exception {
+    EtcdLeaseStore s = store();
+    String n = name();
+    KeyLayout keys = new KeyLayout(prefix);
+    admin.getKVClient().put(keys.leaseKey(n), ByteSequence.from("hand-written",
+        StandardCharsets.UTF_8)).get(10, TimeUnit.SECONDS);
+    assertThatThrownBy(() -> s.inspect(n)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("delete it");
+    String m = name();
+    admin.getKVClient().put(keys.lastKey(m), ByteSequence.from("garbage", StandardCharsets.UTF_8))
+        .get(10, TimeUnit.SECONDS);
+    assertThatThrownBy(() -> s.token(m)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("delete it");
+  }
+
+  // ---------------------------------------------------------------- hints, lifecycle, failures
+
+  @Test
+  void releaseHintsFireOnReleaseAndExpiryButNotOnRenewal() {
+    EtcdLeaseStore s = store();
+    EtcdLeaseStore follower = store();
+    String n = name();
+    HolderId a = HolderId.generate();
+    AtomicInteger hints = new AtomicInteger();
+    LeaseStore.Subscription sub = follower.onRelease(n, hints::incrementAndGet);
+    s.acquireOrRenew(n, a, Duration.ofSeconds(2)).orElseThrow();
+    for (int i = 0; i < 3; i++) {
+      s.acquireOrRenew(n, a, Duration.ofSeconds(2)).orElseThrow();
+    }
+    await("no hint for grants and renewals").during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(5)).until(() -> hints.get() == 0);
+    assertThat(s.release(n, a)).isTrue();
+    await("hint after release").atMost(Duration.ofSeconds(5)).until(() -> hints.get() == 1);
+    s.acquireOrRenew(n, a, Duration.ofSeconds(1)).orElseThrow();
+    await("hint after expiry").atMost(Duration.ofSeconds(15)).until(() -> hints.get() == 2);
+    assertThat(follower.inspect(n)).isInstanceOf(LeaseState.Expired.class);
+    sub.close();
+    sub.close();
+    s.acquireOrRenew(n, a, Duration.ofSeconds(1)).orElseThrow();
+    assertThat(s.release(n, a)).isTrue();
+    await("no hint after unsubscribing").during(Duration.ofMillis(500))
+        .atMost(Duration.ofSeconds(5)).until(() -> hints.get() == 2);
+  }
+
+  @Test
+  void closingAStoreOnAUserClientLeavesTheClientOpen() throws Exception {
+    EtcdLeaseStore s = EtcdLeaseStore.builder(admin).keyPrefix(prefix).build();
+    String n = name();
+    HolderId a = HolderId.generate();
+    s.acquireOrRenew(n, a, Duration.ofSeconds(5)).orElseThrow();
+    s.onRelease(n, () -> {});
+    s.close();
+    assertThatThrownBy(() -> s.onRelease(n, () -> {})).isInstanceOf(LeaseStoreClosedException.class);
+    assertThatThrownBy(() -> s.acquireOrRenew(n, a, Duration.ofSeconds(5)))
+        .isInstanceOf(LeaseStoreClosedException.class);
+    assertThat(admin.getKVClient().get(new KeyLayout(prefix).leaseKey(n)).get(10, TimeUnit.SECONDS)
+        .getKvs()).as("the user's client still works, the lease is still there").hasSize(1);
+  }
+
+  @Test
+  void anUnreachableServerFailsCallsWithinTheCallTimeoutAsUnknown() {
+    int port = FreePorts.pick(); // nothing listens here
+    EtcdLeaseStore s = EtcdLeaseStore.builder("http://127.0.0.1:" + port)
+        .callTimeout(Duration.ofMillis(500)).build();
+    closeables.add(s);
+    HolderId a = HolderId.generate();
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> s.acquireOrRenew("x", a, Duration.ofSeconds(2)))
+        .isInstanceOf(LeaseStoreUnavailableException.class)
+        .hasMessageContaining("outcome unknown");
+    assertThatThrownBy(() -> s.inspect("x")).isInstanceOf(LeaseStoreUnavailableException.class);
+    assertThatThrownBy(() -> s.release("x", a)).isInstanceOf(LeaseStoreUnavailableException.class);
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).as("three bounded calls")
+        .isLessThan(Duration.ofSeconds(20));
+  }
+}

@@ -1,0 +1,164 @@
+package dev.leases.etcd;
+
+import dev.leases.tck.servers.ContainerLauncher;
+import dev.leases.tck.servers.FreePorts;
+import dev.leases.tck.servers.LocalProcessServer;
+import dev.leases.tck.servers.ServerSpec;
+import dev.leases.tck.servers.TestServer;
+import dev.leases.tck.servers.TestServers;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The etcd server the tests share: {@code $LEASES_ETCD_ENDPOINTS} (comma-separated
+ * {@code http://host:port}), else a local {@code etcd} binary (Debian's {@code etcd-server}) on free
+ * loopback ports with a throw-away data directory, else {@code quay.io/coreos/etcd} when a Docker
+ * engine answers, else a failure that says how to get one. One server per test JVM, stopped at JVM
+ * exit; test classes isolate themselves with their own key prefixes and random lease names.
+ *
+ * <p>The local server runs with a 50 ms heartbeat and a 500 ms election timeout, so that its minimum
+ * lease TTL is 1 s (with etcd's defaults it is 2 s).
+ */
+public final class EtcdServers {
+
+  public static final String ENV_VAR = "LEASES_ETCD_ENDPOINTS";
+  public static final String INSTALL_HINT = "Install etcd: apt-get install -y etcd-server, or set "
+      + ENV_VAR + "=http://127.0.0.1:2379";
+  static final String IMAGE = "quay.io/coreos/etcd:v3.5.17";
+
+  private static TestServer shared;
+
+  private EtcdServers() {}
+
+  public static ServerSpec spec() {
+    return new ServerSpec("etcd", ENV_VAR, Optional.of(new LocalLauncher()),
+        Optional.of(new ContainerLauncher(IMAGE, 2379, Map.of(),
+            (host, port) -> "http://" + host + ":" + port,
+            "/usr/local/bin/etcd", "--name=leases-test", "--data-dir=/tmp/etcd-data",
+            "--listen-client-urls=http://0.0.0.0:2379",
+            "--advertise-client-urls=http://127.0.0.1:2379",
+            "--heartbeat-interval=50", "--election-timeout=500")),
+        INSTALL_HINT);
+  }
+
+  /** The shared server, started on first use. */
+  public static synchronized TestServer shared() {
+    if (shared == null) {
+      TestServer s = TestServers.of(spec());
+      Runtime.getRuntime().addShutdownHook(new Thread(s::close, "etcd-test-server-stop"));
+      shared = s;
+    }
+    return shared;
+  }
+
+  /** The shared server's endpoints, comma-separated. */
+  public static String endpoints() {
+    return shared().endpoint();
+  }
+
+  /** The shared server's endpoints as a list. */
+  public static List<String> endpointList() {
+    return List.of(endpoints().split(","));
+  }
+
+  /**
+   * The command line of one etcd member; {@code cluster} is the {@code --initial-cluster} value.
+   * On CPUs other than amd64 it runs through {@code env ETCD_UNSUPPORTED_ARCH=<arch>}: etcd 3.4
+   * refuses to start on arm64 (and other "unsupported" architectures) without it.
+   */
+  static List<String> argv(Path binary, String name, Path dataDir, int clientPort, int peerPort,
+      String cluster, String clusterToken, int heartbeatMs, int electionMs) {
+    List<String> argv = new ArrayList<>();
+    String arch = goArch();
+    if (!arch.equals("amd64")) {
+      argv.add("env");
+      argv.add("ETCD_UNSUPPORTED_ARCH=" + arch);
+    }
+    argv.addAll(List.of(binary.toString(),
+        "--name=" + name,
+        "--data-dir=" + dataDir,
+        "--listen-client-urls=http://127.0.0.1:" + clientPort,
+        "--advertise-client-urls=http://127.0.0.1:" + clientPort,
+        "--listen-peer-urls=http://127.0.0.1:" + peerPort,
+        "--initial-advertise-peer-urls=http://127.0.0.1:" + peerPort,
+        "--initial-cluster=" + cluster,
+        "--initial-cluster-token=" + clusterToken,
+        "--initial-cluster-state=new",
+        "--heartbeat-interval=" + heartbeatMs,
+        "--election-timeout=" + electionMs,
+        "--log-level=warn"));
+    return argv;
+  }
+
+  /** This JVM's CPU architecture in Go's naming (what ETCD_UNSUPPORTED_ARCH must say). */
+  static String goArch() {
+    String arch = System.getProperty("os.arch", "");
+    return switch (arch) {
+      case "amd64", "x86_64" -> "amd64";
+      case "aarch64", "arm64" -> "arm64";
+      default -> arch;
+    };
+  }
+
+  /** Waits until {@code GET /health} on the member says it is healthy (it has a leader). */
+  static void awaitHealthy(int clientPort, Duration timeout) throws IOException, InterruptedException {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    long end = System.nanoTime() + timeout.toNanos();
+    String last = "no answer";
+    while (System.nanoTime() < end) {
+      try {
+        HttpResponse<String> r = http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + clientPort + "/health"))
+                .timeout(Duration.ofSeconds(2)).build(),
+            HttpResponse.BodyHandlers.ofString());
+        last = r.statusCode() + " " + r.body();
+        if (r.statusCode() == 200 && r.body().contains("\"true\"")) {
+          return;
+        }
+      } catch (IOException e) {
+        last = e.toString();
+      }
+      Thread.sleep(50);
+    }
+    throw new IOException("etcd on port " + clientPort + " is not healthy after " + timeout
+        + ": " + last);
+  }
+
+  private static final class LocalLauncher implements ServerSpec.Launcher {
+    @Override
+    public boolean available() {
+      return LocalProcessServer.findBinary("etcd").isPresent();
+    }
+
+    @Override
+    public String unavailableReason() {
+      return "no etcd binary on the PATH";
+    }
+
+    @Override
+    public TestServer start() throws Exception {
+      Path binary = LocalProcessServer.findBinary("etcd").orElseThrow();
+      int peerPort = FreePorts.pick();
+      LocalProcessServer server = LocalProcessServer.start("etcd",
+          (port, dir) -> argv(binary, "leases-test", dir.resolve("member"), port, peerPort,
+              "leases-test=http://127.0.0.1:" + peerPort, "leases-test-" + port, 50, 500),
+          port -> "http://127.0.0.1:" + port, Duration.ofSeconds(30));
+      try {
+        awaitHealthy(server.port(), Duration.ofSeconds(30));
+      } catch (IOException | InterruptedException e) {
+        server.close();
+        throw e;
+      }
+      return server;
+    }
+  }
+}
