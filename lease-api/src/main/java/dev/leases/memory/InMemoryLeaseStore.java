@@ -7,15 +7,14 @@ import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.TtlRange;
+import dev.leases.spi.ReleaseListeners;
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -87,7 +86,6 @@ public final class InMemoryLeaseStore implements LeaseStore {
     LeaseArguments.requireName(name);
     java.util.Objects.requireNonNull(holder, "holder must not be null");
     ensureOpen();
-    List<Runnable> toWake;
     synchronized (shared) {
       long now = shared.clock.monotonicNanos();
       Entry e = shared.entries.get(name);
@@ -95,9 +93,8 @@ public final class InMemoryLeaseStore implements LeaseStore {
         return false;
       }
       shared.entries.put(name, new Entry(null, e.token, now));
-      toWake = List.copyOf(shared.listeners.getOrDefault(name, List.of()));
     }
-    toWake.forEach(Runnable::run);
+    shared.listeners.fire(name);
     return true;
   }
 
@@ -136,12 +133,10 @@ public final class InMemoryLeaseStore implements LeaseStore {
   /** Simulates an operator deleting the stored lease by hand; the token counter is kept. */
   public void deleteOutOfBand(String name) {
     LeaseArguments.requireName(name);
-    List<Runnable> toWake;
     synchronized (shared) {
       shared.entries.remove(name);
-      toWake = List.copyOf(shared.listeners.getOrDefault(name, List.of()));
     }
-    toWake.forEach(Runnable::run);
+    shared.listeners.fire(name);
   }
 
   @Override
@@ -152,19 +147,8 @@ public final class InMemoryLeaseStore implements LeaseStore {
   @Override
   public Subscription onRelease(String name, Runnable listener) {
     LeaseArguments.requireName(name);
-    java.util.Objects.requireNonNull(listener, "listener must not be null");
     ensureOpen();
-    synchronized (shared) {
-      shared.listeners.computeIfAbsent(name, n -> new CopyOnWriteArrayList<>()).add(listener);
-    }
-    return () -> {
-      synchronized (shared) {
-        List<Runnable> list = shared.listeners.get(name);
-        if (list != null) {
-          list.remove(listener);
-        }
-      }
-    };
+    return shared.listeners.add(name, listener);
   }
 
   @Override
@@ -188,7 +172,7 @@ public final class InMemoryLeaseStore implements LeaseStore {
   private static final class Shared {
     final LeaseClock clock;
     final Map<String, Entry> entries = new HashMap<>();
-    final Map<String, List<Runnable>> listeners = new HashMap<>();
+    final ReleaseListeners listeners = new ReleaseListeners();
     long counter;
 
     Shared(LeaseClock clock) {

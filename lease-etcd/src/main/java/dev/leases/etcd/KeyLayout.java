@@ -1,9 +1,9 @@
 package dev.leases.etcd;
 
 import dev.leases.LeaseArguments;
+import dev.leases.spi.KeyText;
 import io.etcd.jetcd.ByteSequence;
 import java.nio.charset.StandardCharsets;
-import java.util.Objects;
 
 /**
  * Where things live in etcd. For key prefix {@code p} and lease name {@code n}:
@@ -26,9 +26,7 @@ import java.util.Objects;
 final class KeyLayout {
 
   /** Longest accepted key prefix. */
-  static final int MAX_PREFIX_LENGTH = 64;
-
-  private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+  static final int MAX_PREFIX_LENGTH = KeyText.MAX_PREFIX_LENGTH;
 
   private final String prefix;
 
@@ -45,22 +43,7 @@ final class KeyLayout {
    * in {@code /}-separated segments, none of them empty, {@code .} or {@code ..}.
    */
   static String requirePrefix(String prefix) {
-    Objects.requireNonNull(prefix, "keyPrefix must not be null");
-    if (prefix.isEmpty() || prefix.length() > MAX_PREFIX_LENGTH) {
-      throw new IllegalArgumentException("keyPrefix must be 1 to " + MAX_PREFIX_LENGTH
-          + " characters long, was " + prefix.length() + "; use a short name such as \"leases\" or"
-          + " \"myapp/leases\"");
-    }
-    for (int i = 0; i < prefix.length(); i++) {
-      char c = prefix.charAt(i);
-      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '.' || c == '_' || c == '-' || c == '/';
-      if (!ok) {
-        throw new IllegalArgumentException("keyPrefix must use only A-Z a-z 0-9 . _ - and '/' between"
-            + " segments (no white space, control, glob or non-ASCII characters); found "
-            + describe(c) + " at index " + i);
-      }
-    }
+    KeyText.requirePrefix(prefix, "._-/", "myapp/leases");
     for (String segment : prefix.split("/", -1)) {
       if (segment.isEmpty() || segment.equals(".") || segment.equals("..")) {
         throw new IllegalArgumentException("keyPrefix \"" + prefix + "\" must not start or end with"
@@ -87,23 +70,7 @@ final class KeyLayout {
   }
 
   static String encode(String s) {
-    byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-    StringBuilder sb = new StringBuilder(bytes.length + 8);
-    for (byte b : bytes) {
-      int c = b & 0xff;
-      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '-' || c == '.' || c == '_' || c == '~') {
-        sb.append((char) c);
-      } else {
-        sb.append('%').append(HEX[c >> 4]).append(HEX[c & 0xf]);
-      }
-    }
-    return sb.toString();
+    return KeyText.percentEncode(s, "");
   }
 
-  private static String describe(char c) {
-    return Character.isISOControl(c) || Character.isWhitespace(c)
-        ? String.format("U+%04X", (int) c)
-        : "'" + c + "'";
-  }
 }

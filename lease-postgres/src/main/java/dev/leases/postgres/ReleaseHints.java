@@ -1,16 +1,12 @@
 package dev.leases.postgres;
 
 import dev.leases.LeaseStore.Subscription;
+import dev.leases.spi.ReleaseListeners;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -40,7 +36,7 @@ final class ReleaseHints implements AutoCloseable {
   private final String channel;
   private final Supplier<Connection> connections; // null: no LISTEN
   private final Duration firstListenWait;
-  private final Map<String, List<Runnable>> subscribers = new ConcurrentHashMap<>();
+  private final ReleaseListeners subscribers = new ReleaseListeners();
   private final Object lock = new Object();
   private Thread thread; // guarded by lock
   private volatile boolean listening;
@@ -63,20 +59,7 @@ final class ReleaseHints implements AutoCloseable {
    * connection is healthy.
    */
   Subscription subscribe(String name, Runnable listener) {
-    subscribers.compute(name, (n, list) -> {
-      List<Runnable> l = list == null ? new CopyOnWriteArrayList<>() : list;
-      l.add(listener);
-      return l;
-    });
-    AtomicBoolean unsubscribed = new AtomicBoolean();
-    Subscription subscription = () -> {
-      if (unsubscribed.compareAndSet(false, true)) {
-        subscribers.computeIfPresent(name, (n, list) -> {
-          list.remove(listener);
-          return list.isEmpty() ? null : list;
-        });
-      }
-    };
+    Subscription subscription = subscribers.add(name, listener);
     if (connections != null) {
       startAndAwaitListening();
     }
@@ -85,23 +68,11 @@ final class ReleaseHints implements AutoCloseable {
 
   /** Runs {@code name}'s subscribers on the calling thread; a failing subscriber is logged. */
   void dispatch(String name) {
-    List<Runnable> list = subscribers.get(name);
-    if (list == null) {
-      return;
-    }
-    for (Runnable r : list) {
-      try {
-        r.run();
-      } catch (RuntimeException e) {
-        log.warn("release listener for lease '{}' threw; it stays subscribed", name, e);
-      }
-    }
+    subscribers.fire(name);
   }
 
   private void dispatchAll() {
-    for (String name : subscribers.keySet()) {
-      dispatch(name);
-    }
+    subscribers.fireAll();
   }
 
   private void startAndAwaitListening() {

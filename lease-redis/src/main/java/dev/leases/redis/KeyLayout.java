@@ -1,8 +1,7 @@
 package dev.leases.redis;
 
 import dev.leases.LeaseArguments;
-import java.nio.charset.StandardCharsets;
-import java.util.Objects;
+import dev.leases.spi.KeyText;
 
 /**
  * Where a lease lives in Redis. For prefix {@code p} and lease name {@code n} every key of the lease
@@ -25,9 +24,7 @@ import java.util.Objects;
 final class KeyLayout {
 
   /** Longest accepted key prefix. */
-  static final int MAX_PREFIX_LENGTH = 64;
-
-  private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+  static final int MAX_PREFIX_LENGTH = KeyText.MAX_PREFIX_LENGTH;
 
   private final String prefix;
 
@@ -45,22 +42,7 @@ final class KeyLayout {
    * white space or control characters make keys unreadable in {@code redis-cli}.
    */
   static String requirePrefix(String prefix) {
-    Objects.requireNonNull(prefix, "keyPrefix must not be null");
-    if (prefix.isEmpty() || prefix.length() > MAX_PREFIX_LENGTH) {
-      throw new IllegalArgumentException("keyPrefix must be 1 to " + MAX_PREFIX_LENGTH
-          + " characters long, was " + prefix.length() + "; use a short name such as \"leases\" or"
-          + " \"myapp:leases\"");
-    }
-    for (int i = 0; i < prefix.length(); i++) {
-      char c = prefix.charAt(i);
-      boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '.' || c == '_' || c == '-' || c == ':' || c == '/';
-      if (!ok) {
-        throw new IllegalArgumentException("keyPrefix must use only A-Z a-z 0-9 . _ - : / (no braces,"
-            + " glob characters, white space or control characters); found "
-            + describe(c) + " at index " + i + " in \"" + printable(prefix) + "\"");
-      }
-    }
+    KeyText.requirePrefix(prefix, "._-:/", "myapp:leases");
     if (prefix.endsWith(":")) {
       throw new IllegalArgumentException("keyPrefix must not end with ':' (the separator is added),"
           + " was \"" + prefix + "\"");
@@ -92,33 +74,7 @@ final class KeyLayout {
 
   /** Percent-encodes the UTF-8 bytes of {@code name} outside {@code A-Z a-z 0-9 - . _ ~ /}. */
   static String encode(String name) {
-    byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
-    StringBuilder sb = new StringBuilder(bytes.length + 8);
-    for (byte b : bytes) {
-      int c = b & 0xFF;
-      boolean plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
-      if (plain) {
-        sb.append((char) c);
-      } else {
-        sb.append('%').append(HEX[c >>> 4]).append(HEX[c & 0xF]);
-      }
-    }
-    return sb.toString();
+    return KeyText.percentEncode(name, "/");
   }
 
-  private static String describe(char c) {
-    return Character.isISOControl(c) || Character.isWhitespace(c)
-        ? String.format("U+%04X", (int) c)
-        : "'" + c + "'";
-  }
-
-  private static String printable(String s) {
-    StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      sb.append(Character.isISOControl(c) ? String.format("\\u%04X", (int) c) : String.valueOf(c));
-    }
-    return sb.toString();
-  }
 }

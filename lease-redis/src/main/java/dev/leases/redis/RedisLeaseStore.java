@@ -8,6 +8,7 @@ import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
 import dev.leases.TtlRange;
+import dev.leases.spi.ReleaseListeners;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -22,13 +23,10 @@ import io.lettuce.core.resource.Delay;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -106,7 +104,7 @@ public final class RedisLeaseStore implements LeaseStore {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Object connectLock = new Object();
   private final Object pubSubLock = new Object();
-  private final Map<String, List<Runnable>> listeners = new ConcurrentHashMap<>();
+  private final ReleaseListeners listeners = new ReleaseListeners();
 
   private volatile Connector.Commands commands;
   private volatile StatefulRedisPubSubConnection<String, String> pubSub;
@@ -337,14 +335,9 @@ public final class RedisLeaseStore implements LeaseStore {
     LeaseArguments.requireName(name);
     Objects.requireNonNull(listener, "listener must not be null");
     ensureOpen();
-    listeners.computeIfAbsent(name, n -> new CopyOnWriteArrayList<>()).add(listener);
+    Subscription subscription = listeners.add(name, listener);
     ensureSubscribed();
-    return () -> {
-      List<Runnable> list = listeners.get(name);
-      if (list != null) {
-        list.remove(listener);
-      }
-    };
+    return subscription;
   }
 
   /**
@@ -467,26 +460,9 @@ public final class RedisLeaseStore implements LeaseStore {
       if (!keys.releaseChannel().equals(channel) || message == null) {
         return;
       }
-      List<Runnable> list = listeners.get(message);
-      if (list == null || list.isEmpty()) {
-        return;
-      }
       ScheduledExecutorService ex = events;
-      if (ex == null) {
-        return;
-      }
-      for (Runnable r : list) {
-        try {
-          ex.execute(() -> {
-            try {
-              r.run();
-            } catch (RuntimeException e) {
-              log.warn("release listener for lease '{}' threw", message, e);
-            }
-          });
-        } catch (RuntimeException rejected) {
-          return; // closed meanwhile
-        }
+      if (ex != null) {
+        listeners.fire(message, ex);
       }
     }
   }
