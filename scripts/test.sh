@@ -17,5 +17,10 @@ LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" "${MVN[@]}" -pl lease-postgres verify
   -Dleases.reports=surefire-reports-external-postgres
 unset LEASES_POSTGRES_URL
 
+# The benchmark CLI end to end with tiny counts, on every backend that needs no external service.
+java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgres,redis,etcd \
+  --start-local --trials 1 --latency-samples 30 --scale 1,10 --scale-rounds 1 \
+  --out benchmarks/target/bench-smoke >/dev/null
+
 python3 scripts/test-summary.py
 echo "test command wall time: $(( $(date +%s) - started )) s"

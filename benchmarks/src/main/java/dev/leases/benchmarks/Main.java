@@ -11,6 +11,9 @@ public final class Main {
       "usage: java -jar leases-benchmarks.jar <command> [options]",
       "",
       "commands:",
+      "  bench [options]     failover, latency and scale per backend; a table, and a report folder",
+      "                      (Markdown, JSON, SVG). Default: memory + embedded PostgreSQL.",
+      "                      `bench --help` lists the options",
       "  demo [--ttl-ms N]   a leader, a paused stale leader (SIGSTOP) and its write fenced out,",
       "                      on embedded PostgreSQL (or $LEASES_POSTGRES_URL when set)",
       "  help                this text");
@@ -20,6 +23,7 @@ public final class Main {
     String[] rest = args.length == 0 ? args : Arrays.copyOfRange(args, 1, args.length);
     switch (command) {
       case "demo" -> System.exit(Demo.run(rest, System.out));
+      case "bench" -> System.exit(Bench.run(rest, System.out, System.err));
       case "help", "--help", "-h" -> System.out.println(USAGE);
       default -> {
         System.err.println("unknown command '" + command + "'\n\n" + USAGE);

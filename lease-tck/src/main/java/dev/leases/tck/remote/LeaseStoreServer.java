@@ -13,6 +13,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -67,21 +69,60 @@ public final class LeaseStoreServer implements AutoCloseable {
   }
 
   private void serve(Socket s) {
+    List<LeaseStore.Subscription> subscriptions = new ArrayList<>();
     try (s;
         BufferedReader in = new BufferedReader(
             new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
         Writer out = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8)) {
       String line;
       while ((line = in.readLine()) != null) {
-        out.write(handle(line.split(Wire.SEP, -1)));
-        out.write('\n');
-        out.flush();
+        String[] f = line.split(Wire.SEP, -1);
+        if (f[0].equals("SUB") && f.length == 2) {
+          subscriptions.add(subscribe(f[1], out));
+          continue;
+        }
+        synchronized (out) {
+          out.write(handle(f));
+          out.write('\n');
+          out.flush();
+        }
       }
     } catch (IOException e) {
       // client went away
     } finally {
+      subscriptions.forEach(LeaseStore.Subscription::close);
       clients.remove(s);
     }
+  }
+
+  /**
+   * {@code SUB name}: this connection now carries release hints for {@code name}, one {@code REL}
+   * line per hint, until it closes.
+   */
+  private LeaseStore.Subscription subscribe(String name, Writer out) throws IOException {
+    LeaseStore.Subscription sub;
+    String reply;
+    try {
+      sub = store.onRelease(name, () -> {
+        synchronized (out) {
+          try {
+            out.write("REL\n");
+            out.flush();
+          } catch (IOException e) {
+            // the subscriber went away; hints are best effort
+          }
+        }
+      });
+      reply = "OK";
+    } catch (RuntimeException e) {
+      sub = () -> {};
+      reply = "ERR" + Wire.SEP + e.getClass().getSimpleName() + Wire.SEP + oneLine(e.getMessage());
+    }
+    synchronized (out) {
+      out.write(reply + "\n");
+      out.flush();
+    }
+    return sub;
   }
 
   private String handle(String[] f) {

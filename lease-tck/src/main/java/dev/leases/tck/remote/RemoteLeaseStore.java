@@ -24,8 +24,9 @@ import java.util.OptionalLong;
 
 /**
  * A client of a {@link LeaseStoreServer} on this machine. Every call is bounded by the timeout and
- * fails with {@link LeaseStoreUnavailableException} (reconnecting on the next call). No release
- * hints: followers poll.
+ * fails with {@link LeaseStoreUnavailableException} (reconnecting on the next call). Release hints
+ * ({@link #onRelease}) arrive on a dedicated connection per subscription; like every backend's,
+ * they are lost while it is down (it does not reconnect), so followers still poll.
  */
 public final class RemoteLeaseStore implements LeaseStore {
 
@@ -36,6 +37,8 @@ public final class RemoteLeaseStore implements LeaseStore {
   private BufferedReader in;
   private Writer out;
   private volatile boolean closed;
+  private final java.util.Set<Socket> subscriptions =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   public RemoteLeaseStore(int port, Duration timeout) {
     this.port = port;
@@ -77,6 +80,52 @@ public final class RemoteLeaseStore implements LeaseStore {
   @Override
   public TtlRange ttlRange() {
     return range;
+  }
+
+  @Override
+  public Subscription onRelease(String name, Runnable listener) {
+    LeaseArguments.requireName(name);
+    Objects.requireNonNull(listener, "listener must not be null");
+    if (closed) {
+      throw new LeaseStoreClosedException("this RemoteLeaseStore is closed");
+    }
+    Socket s = new Socket();
+    try {
+      s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port),
+          (int) Math.max(1, timeout.toMillis()));
+      s.setSoTimeout((int) Math.max(1, timeout.toMillis()));
+      s.setTcpNoDelay(true);
+      BufferedReader r = new BufferedReader(new InputStreamReader(s.getInputStream(),
+          StandardCharsets.UTF_8));
+      Writer w = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8);
+      w.write("SUB" + Wire.SEP + name + "\n");
+      w.flush();
+      String reply = r.readLine();
+      if (reply == null || !reply.equals("OK")) {
+        s.close();
+        return () -> {};
+      }
+      subscriptions.add(s);
+      s.setSoTimeout(0);
+      Thread t = new Thread(() -> {
+        try {
+          while (r.readLine() != null) {
+            listener.run();
+          }
+        } catch (IOException | RuntimeException e) {
+          // closed or gone: hints are best effort
+        }
+      }, "leases-remote-hints-" + name);
+      t.setDaemon(true);
+      t.start();
+    } catch (IOException e) {
+      closeQuietly(s);
+      return () -> {}; // no hints without a connection; followers poll
+    }
+    return () -> {
+      subscriptions.remove(s);
+      closeQuietly(s);
+    };
   }
 
   private synchronized String[] call(String... fields) {
@@ -127,9 +176,19 @@ public final class RemoteLeaseStore implements LeaseStore {
     socket = null;
   }
 
+  private static void closeQuietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException e) {
+      // closing anyway
+    }
+  }
+
   @Override
   public synchronized void close() {
     closed = true;
     disconnect();
+    subscriptions.forEach(RemoteLeaseStore::closeQuietly);
+    subscriptions.clear();
   }
 }

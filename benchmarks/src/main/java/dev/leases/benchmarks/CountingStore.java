@@ -1,0 +1,60 @@
+package dev.leases.benchmarks;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import dev.leases.TtlRange;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Counts the calls made to a store (each is one round trip for the PostgreSQL and Redis stores). */
+final class CountingStore implements LeaseStore {
+
+  private final LeaseStore delegate;
+  private final AtomicLong calls = new AtomicLong();
+
+  CountingStore(LeaseStore delegate) {
+    this.delegate = delegate;
+  }
+
+  long calls() {
+    return calls.get();
+  }
+
+  @Override
+  public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
+    calls.incrementAndGet();
+    return delegate.acquireOrRenew(name, holder, ttl);
+  }
+
+  @Override
+  public boolean release(String name, HolderId holder) {
+    calls.incrementAndGet();
+    return delegate.release(name, holder);
+  }
+
+  @Override
+  public OptionalLong token(String name) {
+    calls.incrementAndGet();
+    return delegate.token(name);
+  }
+
+  @Override
+  public LeaseState inspect(String name) {
+    calls.incrementAndGet();
+    return delegate.inspect(name);
+  }
+
+  @Override
+  public TtlRange ttlRange() {
+    return delegate.ttlRange();
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}

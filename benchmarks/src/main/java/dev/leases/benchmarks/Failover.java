@@ -1,0 +1,210 @@
+package dev.leases.benchmarks;
+
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import dev.leases.benchmarks.FenceServer.WriteEvent;
+import dev.leases.benchmarks.GapAnalysis.Trial;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The failover benchmark on one backend: {@code peers} worker JVMs contend for one lease and the
+ * leader does fenced units of work against a {@link FenceServer} in this JVM; each trial waits for
+ * a steady leader, hurts it (clean close, SIGKILL or SIGSTOP for 2 × TTL, then SIGCONT), and reads
+ * the gap, the bound and the stale writes off the resource's log. Dead peers are replaced between
+ * trials, outside the measured window.
+ */
+final class Failover {
+
+  record Result(Duration ttl, List<Trial> trials, List<String> violations) {}
+
+  private final Backend backend;
+  private final BenchOptions o;
+  private final Duration ttl;
+  private final Path logDir;
+  private final Progress progress;
+  private final String lease;
+  private final Map<String, WorkerProcess> workers = new LinkedHashMap<>();
+  private int nextWorker = 1;
+
+  Failover(Backend backend, BenchOptions o, Duration ttl, Path logDir, Progress progress,
+      String runId) {
+    this.backend = backend;
+    this.o = o;
+    this.ttl = ttl;
+    this.logDir = logDir;
+    this.progress = progress;
+    this.lease = "bench-failover-" + runId;
+  }
+
+  Result run() throws Exception {
+    List<Trial> trials = new ArrayList<>();
+    List<String> violations = new ArrayList<>();
+    try (FenceServer fence = new FenceServer(lease); LeaseStore probe = backend.openStore()) {
+      try {
+        for (String scenario : o.scenarios) {
+          for (int n = 1; n <= o.trials; n++) {
+            ensurePeers(fence);
+            Trial t = trial(scenario, n, fence, probe);
+            trials.add(t);
+            progress.say("%s · failover %s %d/%d: gap %s (bound %s), stale attempted %d,"
+                + " rejected %d%s%s", backend.name(), scenario, n, o.trials, ms(t.gapMs()),
+                ms(t.boundMs()), t.staleAttempts(), t.staleRejected(),
+                t.staleAccepted() > 0 ? ", ACCEPTED " + t.staleAccepted() + " (SAFETY VIOLATION)" : "",
+                t.note().isEmpty() ? "" : " — " + t.note());
+            if (t.staleAccepted() > 0) {
+              violations.add(backend.name() + " " + scenario + " trial " + n + ": "
+                  + t.staleAccepted() + " stale write(s) from " + t.oldWorker() + " (token "
+                  + t.oldToken() + ") ACCEPTED after " + t.newWorker() + " wrote with token "
+                  + t.newToken());
+            }
+          }
+        }
+      } finally {
+        workers.values().forEach(WorkerProcess::close);
+      }
+      for (String shared : GapAnalysis.sharedTokens(fence.events())) {
+        violations.add(backend.name() + ": " + shared);
+      }
+    }
+    return new Result(ttl, trials, violations);
+  }
+
+  private void ensurePeers(FenceServer fence) throws Exception {
+    workers.values().removeIf(w -> !w.isAlive());
+    List<WorkerProcess> fresh = new ArrayList<>();
+    while (workers.size() < o.peers) {
+      String id = "w" + nextWorker++;
+      WorkerProcess w = WorkerProcess.start(id, backend.recipe(), lease, ttl, fence.port(),
+          o.workMs, logDir.resolve(backend.name() + "-" + id + ".log"));
+      workers.put(id, w);
+      fresh.add(w);
+    }
+    for (WorkerProcess w : fresh) {
+      if (w.awaitLine("READY", 0, Duration.ofSeconds(60)) == null) {
+        throw new IllegalStateException("worker " + w.id() + " did not start within 60 s; its"
+            + " output: " + w.transcript() + "; its log: "
+            + logDir.resolve(backend.name() + "-" + w.id() + ".log"));
+      }
+    }
+    if (!fresh.isEmpty()) {
+      Thread.sleep(300); // let new followers make their first attempt and settle
+    }
+  }
+
+  /** The worker that has written steadily under one token for the last few writes. */
+  private WorkerProcess steadyLeader(FenceServer fence) throws InterruptedException {
+    long end = System.nanoTime() + ttl.multipliedBy(5).plusSeconds(30).toNanos();
+    while (System.nanoTime() < end) {
+      List<WriteEvent> ev = fence.events();
+      int n = ev.size();
+      if (n >= 6) {
+        WriteEvent last = ev.get(n - 1);
+        boolean steady = System.nanoTime() - last.atNanos() < Duration.ofMillis(100 + o.workMs)
+            .toNanos();
+        for (int i = n - 6; i < n && steady; i++) {
+          WriteEvent e = ev.get(i);
+          steady = e.accepted() && e.worker().equals(last.worker()) && e.token() == last.token();
+        }
+        WorkerProcess w = workers.get(last.worker());
+        if (steady && w != null && w.isAlive() && !w.isStopped()) {
+          return w;
+        }
+      }
+      Thread.sleep(10);
+    }
+    throw new IllegalStateException("no worker led steadily within " + ttl.multipliedBy(5)
+        .plusSeconds(30) + "; worker logs in " + logDir);
+  }
+
+  private Trial trial(String scenario, int n, FenceServer fence, LeaseStore probe)
+      throws Exception {
+    WorkerProcess old = steadyLeader(fence);
+    Thread.sleep(ThreadLocalRandom.current().nextLong(o.workMs + 1)); // random phase in the unit
+    long oldToken = fence.last().token();
+    int from = fence.size();
+    int oldLines = old.lineCount();
+    long expiry = GapAnalysis.RELEASED;
+    long faultAt = System.nanoTime();
+    switch (scenario) {
+      case "clean" -> old.send("CLOSE");
+      case "crash" -> {
+        old.signal("KILL");
+        expiry = expiryAfterFault(probe, oldToken);
+      }
+      case "pause" -> {
+        old.signal("STOP");
+        expiry = expiryAfterFault(probe, oldToken);
+      }
+      default -> throw new IllegalArgumentException(scenario);
+    }
+    Duration wait = ttl.multipliedBy(3).plusSeconds(15);
+    WriteEvent first = fence.await(from, e -> e.accepted() && !e.worker().equals(old.id())
+        && e.token() > oldToken, wait.toNanos());
+    switch (scenario) {
+      case "clean" -> old.waitForExit(Duration.ofSeconds(10));
+      case "crash" -> old.waitForExit(Duration.ofSeconds(10));
+      default -> {
+        long resumeAt = faultAt + ttl.multipliedBy(2).toNanos();
+        long left = resumeAt - System.nanoTime();
+        if (left > 0) {
+          Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
+        }
+        old.signal("CONT");
+        old.awaitLine("LOST ", oldLines, Duration.ofSeconds(5));
+        Thread.sleep(3 * o.workMs + 100); // the unit it was frozen in ends with a write
+      }
+    }
+    Trial t = GapAnalysis.analyze(scenario, n, fence.events(), old.id(), oldToken, expiry);
+    if (first == null) {
+      t = new Trial(t.scenario(), n, old.id(), oldToken, null, 0, Double.NaN, Double.NaN,
+          t.staleAttempts(), t.staleRejected(), t.staleAccepted(),
+          "no takeover within " + wait.toSeconds() + " s");
+    }
+    return t;
+  }
+
+  /**
+   * When the store will consider the old tenure expired, on this JVM's clock: read twice after the
+   * fault (a renewal already in flight at the fault may still land), each as the time the inspect
+   * was sent plus the remaining time the store reported — an early estimate, so the bound is a
+   * true lower bound. A store that reports remaining time in coarse steps (etcd: whole seconds,
+   * rounded up) may overstate it by up to one step, so one step of its TTL granularity is taken
+   * off. Falls back to now when the store no longer reports the old tenure as held.
+   */
+  private long expiryAfterFault(LeaseStore probe, long oldToken) throws InterruptedException {
+    long best = System.nanoTime();
+    long step = probe.ttlRange().granularity().toNanos();
+    long coarse = step >= 1_000_000_000L ? step : 0;
+    for (int i = 0; i < 2; i++) {
+      if (i > 0) {
+        Thread.sleep(50);
+      }
+      long sent = System.nanoTime();
+      try {
+        LeaseState s = probe.inspect(lease);
+        if (s instanceof LeaseState.Held h && h.lastToken() == oldToken) {
+          best = Math.max(best, sent + h.remaining().toNanos() - coarse);
+        }
+      } catch (RuntimeException e) {
+        progress.say("%s · inspect after the fault failed: %s", backend.name(), e);
+      }
+    }
+    return best;
+  }
+
+  static String ms(double v) {
+    if (Double.isNaN(v)) {
+      return "n/a";
+    }
+    if (v >= 1000) {
+      return String.format("%.2f s", v / 1000);
+    }
+    return v >= 10 || v == 0 ? String.format("%.0f ms", v) : String.format("%.1f ms", v);
+  }
+}

@@ -1,0 +1,171 @@
+package dev.leases.benchmarks;
+
+import dev.leases.LeaseStore;
+import dev.leases.leader.LeaderListener;
+import dev.leases.leader.LeaderLoop;
+import dev.leases.leader.LossReason;
+import dev.leases.tck.process.StoreRecipe;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * One peer of the failover benchmark, in its own JVM: a {@link LeaderLoop} on the lease and a work
+ * loop that, while the loop leads, does units of work against the harness's fenced resource
+ * ({@link FenceServer}). A unit reads the token <em>once</em>, writes with it ("begin"), works for
+ * {@code --work-ms}, and writes again with the same token ("end") — so a peer frozen with
+ * {@code SIGSTOP} mid-unit resumes and sends its "end" write with the token it started with.
+ *
+ * <p>Arguments: {@code --factory=CLASS [--setting=K=V ...] --name=LEASE --ttl-ms=N --fence-port=P
+ * --worker=ID [--work-ms=20]}. Stdout: {@code READY}, {@code ACQUIRED t}, {@code LOST t REASON},
+ * {@code FENCED t highest}, {@code CLOSED}. Stdin: {@code CLOSE} stops the work loop, closes the
+ * leader loop (which releases the lease) and exits; end of input does the same.
+ */
+public final class FailoverWorkerMain {
+
+  private FailoverWorkerMain() {}
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> settings = new HashMap<>();
+    Map<String, String> opts = new HashMap<>();
+    for (String a : args) {
+      if (a.startsWith("--setting=")) {
+        String kv = a.substring("--setting=".length());
+        int eq = kv.indexOf('=');
+        settings.put(kv.substring(0, eq), kv.substring(eq + 1));
+      } else if (a.startsWith("--") && a.contains("=")) {
+        opts.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
+      } else {
+        throw new IllegalArgumentException("unknown argument " + a);
+      }
+    }
+    @SuppressWarnings("unchecked")
+    Class<? extends dev.leases.LeaseStoreFactory> factory =
+        (Class<? extends dev.leases.LeaseStoreFactory>) Class.forName(opts.get("factory"));
+    String worker = opts.get("worker");
+    long workMs = Long.parseLong(opts.getOrDefault("work-ms", "20"));
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    LeaseStore store = new StoreRecipe(factory, settings).open();
+    LeaderLoop loop = LeaderLoop.builder(store, opts.get("name"))
+        .ttl(Duration.ofMillis(Long.parseLong(opts.get("ttl-ms"))))
+        .listener(new LeaderListener() {
+          @Override
+          public void acquired(String n, long token) {
+            out.println("ACQUIRED " + token);
+          }
+
+          @Override
+          public void lost(String n, long token, LossReason reason) {
+            out.println("LOST " + token + " " + reason);
+          }
+        })
+        .start();
+    Fence fence = new Fence(Integer.parseInt(opts.get("fence-port")), worker);
+    Thread work = new Thread(() -> work(loop, fence, workMs, out), "work");
+    work.setDaemon(true);
+    work.start();
+    out.println("READY");
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null && !line.trim().equals("CLOSE")) {
+      out.println("ERROR unknown command " + line);
+    }
+    stopping = true;
+    work.join(workMs + 2000);
+    loop.close();
+    store.close();
+    out.println("CLOSED");
+    System.exit(0);
+  }
+
+  private static volatile boolean stopping;
+
+  private static void work(LeaderLoop loop, Fence fence, long workMs, PrintStream out) {
+    while (!stopping) {
+      try {
+        long token = loop.currentToken();
+        if (token == 0) {
+          loop.awaitLeadership(Duration.ofMillis(200));
+          continue;
+        }
+        if (!fence.write(token, out) || stopping) {
+          continue;
+        }
+        Thread.sleep(workMs);
+        if (!stopping) {
+          fence.write(token, out);
+        }
+      } catch (InterruptedException e) {
+        return;
+      } catch (IOException e) {
+        out.println("ERROR fence " + e);
+        sleepQuietly(workMs);
+      }
+    }
+  }
+
+  private static void sleepQuietly(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The worker's connection to the {@link FenceServer}. */
+  private static final class Fence {
+    private final int port;
+    private final String worker;
+    private long seq;
+    private Socket socket;
+    private BufferedReader in;
+    private Writer w;
+
+    Fence(int port, String worker) {
+      this.port = port;
+      this.worker = worker;
+    }
+
+    /** Returns true if accepted; prints FENCED when rejected. */
+    boolean write(long token, PrintStream out) throws IOException {
+      try {
+        if (socket == null) {
+          socket = new Socket();
+          socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 2000);
+          socket.setSoTimeout(5000);
+          socket.setTcpNoDelay(true);
+          in = new BufferedReader(new InputStreamReader(socket.getInputStream(),
+              StandardCharsets.UTF_8));
+          w = new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8);
+        }
+        w.write("WRITE " + token + " " + worker + " " + (++seq) + "\n");
+        w.flush();
+        String reply = in.readLine();
+        if (reply == null) {
+          throw new IOException("fence server closed the connection");
+        }
+        if (reply.startsWith("REJECTED ")) {
+          out.println("FENCED " + token + " " + reply.substring("REJECTED ".length()));
+          return false;
+        }
+        return reply.equals("OK");
+      } catch (IOException e) {
+        if (socket != null) {
+          socket.close();
+        }
+        socket = null;
+        throw e;
+      }
+    }
+  }
+}

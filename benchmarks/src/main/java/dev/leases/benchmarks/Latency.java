@@ -1,0 +1,78 @@
+package dev.leases.benchmarks;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseStore;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Latency of single lease calls from one thread in this JVM, next to the store's plain write, all
+ * interleaved in one loop so they see the same conditions. Each sample {@code i} uses a fresh lease
+ * name: holder A acquires it (fresh acquire), renews it (renewal), holder B tries it (contended
+ * miss), A releases it (release); then one plain write.
+ */
+final class Latency {
+
+  static final String FRESH = "fresh acquire";
+  static final String RENEW = "renewal";
+  static final String MISS = "contended miss";
+  static final String RELEASE = "release";
+  static final String PLAIN = "plain write";
+
+  /** Samples in microseconds per operation, and what the plain write is. */
+  record Result(Duration ttl, String plainWhat, Map<String, double[]> micros) {}
+
+  private Latency() {}
+
+  static Result run(Backend backend, int samples, int warmup, String runId) throws Exception {
+    Map<String, double[]> micros = new LinkedHashMap<>();
+    for (String op : new String[] {FRESH, RENEW, MISS, RELEASE, PLAIN}) {
+      micros.put(op, new double[samples]);
+    }
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    try (LeaseStore store = backend.openStore(); Backend.PlainWrite plain = backend.plainWrite()) {
+      Duration ttl = Bench.fit(Duration.ofSeconds(30), store);
+      for (int i = 0; i < warmup + samples; i++) {
+        String name = "bench-latency-" + runId + "-" + i;
+        int k = i - warmup;
+        long t0 = System.nanoTime();
+        Optional<LeaseGrant> g = store.acquireOrRenew(name, a, ttl);
+        long t1 = System.nanoTime();
+        Optional<LeaseGrant> r = store.acquireOrRenew(name, a, ttl);
+        long t2 = System.nanoTime();
+        Optional<LeaseGrant> m = store.acquireOrRenew(name, b, ttl);
+        long t3 = System.nanoTime();
+        boolean released = store.release(name, a);
+        long t4 = System.nanoTime();
+        if (g.isEmpty() || r.isEmpty() || r.get().token() != g.get().token() || m.isPresent()
+            || !released) {
+          throw new IllegalStateException("unexpected answers from " + backend.name() + " on '"
+              + name + "': acquire " + g + ", renew " + r + ", contender " + m + ", release "
+              + released);
+        }
+        long t5 = 0;
+        long t6 = 0;
+        if (plain != null) {
+          t5 = System.nanoTime();
+          plain.write("bench-plain", i);
+          t6 = System.nanoTime();
+        }
+        if (k >= 0) {
+          micros.get(FRESH)[k] = (t1 - t0) / 1e3;
+          micros.get(RENEW)[k] = (t2 - t1) / 1e3;
+          micros.get(MISS)[k] = (t3 - t2) / 1e3;
+          micros.get(RELEASE)[k] = (t4 - t3) / 1e3;
+          micros.get(PLAIN)[k] = (t6 - t5) / 1e3;
+        }
+      }
+      if (plain == null) {
+        micros.remove(PLAIN);
+      }
+      return new Result(ttl, plain == null ? null : plain.what(), micros);
+    }
+  }
+}

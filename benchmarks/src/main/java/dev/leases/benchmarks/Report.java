@@ -1,0 +1,460 @@
+package dev.leases.benchmarks;
+
+import dev.leases.benchmarks.GapAnalysis.Trial;
+import dev.leases.benchmarks.RunResult.BackendResult;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+/** Renders a {@link RunResult}: the console tables, and report.md, report.json and failover.svg. */
+final class Report {
+
+  private Report() {}
+
+  // ---------------------------------------------------------------- tables
+
+  static TextTable failoverTable(RunResult run) {
+    TextTable t = new TextTable("backend", "scenario", "ttl", "trials", "gap p50", "gap p95",
+        "gap max", "bound p50", "gap-bound p50", "stale attempted", "rejected", "ACCEPTED");
+    for (BackendResult b : run.backends) {
+      if (b.failover == null) {
+        continue;
+      }
+      for (String scenario : run.options.scenarios) {
+        List<Trial> ts = trials(b, scenario);
+        if (ts.isEmpty()) {
+          continue;
+        }
+        Stats gap = Stats.of(ts.stream().mapToDouble(Trial::gapMs).filter(d -> !Double.isNaN(d))
+            .toArray());
+        Stats bound = Stats.of(ts.stream().mapToDouble(Trial::boundMs)
+            .filter(d -> !Double.isNaN(d)).toArray());
+        Stats excess = Stats.of(ts.stream().mapToDouble(Trial::excessMs)
+            .filter(d -> !Double.isNaN(d)).toArray());
+        int attempted = ts.stream().mapToInt(Trial::staleAttempts).sum();
+        int rejected = ts.stream().mapToInt(Trial::staleRejected).sum();
+        int accepted = ts.stream().mapToInt(Trial::staleAccepted).sum();
+        long failed = ts.stream().filter(x -> Double.isNaN(x.gapMs())).count();
+        t.row(b.name, scenario, Failover.ms(b.failover.ttl().toMillis()),
+            ts.size() + (failed > 0 ? " (" + failed + " failed)" : ""),
+            Failover.ms(gap.p50()), Failover.ms(gap.p95()), Failover.ms(gap.max()),
+            Failover.ms(bound.p50()), signedMs(excess.p50()), attempted, rejected,
+            accepted == 0 ? "0" : accepted + " VIOLATION");
+      }
+    }
+    return t;
+  }
+
+  static TextTable latencyTable(RunResult run) {
+    TextTable t = new TextTable("backend", "call", "p50", "p99", "p50 / plain p50");
+    for (BackendResult b : run.backends) {
+      if (b.latency == null) {
+        continue;
+      }
+      Map<String, double[]> m = b.latency.micros();
+      double plain = m.containsKey(Latency.PLAIN) ? Stats.of(m.get(Latency.PLAIN)).p50() : Double.NaN;
+      m.forEach((op, samples) -> {
+        Stats s = Stats.of(samples);
+        t.row(b.name, op,
+            us(s.p50()), us(s.p99()), op.equals(Latency.PLAIN) ? "1 (baseline)" : ratio(s.p50(), plain));
+      });
+    }
+    return t;
+  }
+
+  static TextTable scaleTable(RunResult run) {
+    TextTable t = new TextTable("backend", "leases", "ttl (renew every)", "threads", "acquire round",
+        "renew round p50 / max", "store calls / round", "calls/s", "all held", "late rounds");
+    for (BackendResult b : run.backends) {
+      for (Scale.Result s : b.scale) {
+        Stats r = Stats.of(s.renewRoundMs());
+        double callsPerSec = r.p50() > 0 ? s.callsPerRound() / (r.p50() / 1000) : Double.NaN;
+        t.row(b.name, s.leases(), Failover.ms(s.ttl().toMillis()) + " ("
+            + Failover.ms(s.ttl().dividedBy(3).toMillis()) + ")", s.threads(),
+            Failover.ms(s.acquireRoundMs()), Failover.ms(r.p50()) + " / " + Failover.ms(r.max()),
+            s.callsPerRound(), Double.isNaN(callsPerSec) ? "n/a" : String.format("%,.0f", callsPerSec),
+            s.allHeld() ? "yes" : "NO (" + s.lost() + " lost)", s.late());
+      }
+    }
+    return t;
+  }
+
+  /** One line per backend: what its plain write is. */
+  private static String plainWrites(RunResult run, String bullet) {
+    StringBuilder sb = new StringBuilder();
+    for (BackendResult b : run.backends) {
+      if (b.latency != null) {
+        sb.append(bullet).append("plain write on ").append(b.name).append(": ")
+            .append(b.latency.plainWhat() == null ? "none registered" : b.latency.plainWhat())
+            .append('\n');
+      }
+    }
+    return sb.toString();
+  }
+
+  private static List<Trial> trials(BackendResult b, String scenario) {
+    return b.failover.trials().stream().filter(x -> x.scenario().equals(scenario)).toList();
+  }
+
+  static String us(double micros) {
+    if (Double.isNaN(micros)) {
+      return "n/a";
+    }
+    if (micros >= 1000) {
+      return String.format("%.2f ms", micros / 1000);
+    }
+    return micros >= 10 ? String.format("%.0f µs", micros) : String.format("%.2f µs", micros);
+  }
+
+  static String ratio(double a, double b) {
+    if (Double.isNaN(a) || Double.isNaN(b) || b <= 0) {
+      return "n/a";
+    }
+    return String.format(a / b >= 10 ? "%.0fx" : "%.1fx", a / b);
+  }
+
+  private static String signedMs(double v) {
+    return Double.isNaN(v) ? "n/a" : (v >= 0 ? "+" : "-") + Failover.ms(Math.abs(v));
+  }
+
+  // ---------------------------------------------------------------- console and Markdown
+
+  static final String FAILOVER_NOTE = "gap = the old leader's last accepted write -> the new"
+      + " leader's first accepted write (one clock: the resource's); bound = the least possible"
+      + " gap, from that last write to the lease's expiry as the store reported it right after the"
+      + " fault (0 for a clean close, which releases); stale = writes the old leader attempted after"
+      + " the new leader's first write (only a paused leader comes back to try).";
+
+  static String console(RunResult run) {
+    StringBuilder sb = new StringBuilder();
+    sb.append(header(run)).append('\n');
+    TextTable f = failoverTable(run);
+    if (!f.isEmpty()) {
+      sb.append("\nFAILOVER (").append(run.options.peers).append(" peer JVMs, writes every ~")
+          .append(run.options.workMs).append(" ms, pause = SIGSTOP for 2 x TTL)\n")
+          .append(f.text()).append(wrap(FAILOVER_NOTE)).append('\n');
+    }
+    TextTable l = latencyTable(run);
+    if (!l.isEmpty()) {
+      sb.append("\nLATENCY (one thread, ").append(run.options.latencySamples)
+          .append(" samples per call, in the harness JVM)\n").append(l.text())
+          .append(plainWrites(run, "")).append('\n');
+    }
+    TextTable s = scaleTable(run);
+    if (!s.isEmpty()) {
+      sb.append("\nSCALE (one process, renewal every TTL/3; store calls = round trips)\n")
+          .append(s.text());
+    }
+    sb.append(footer(run));
+    return sb.toString();
+  }
+
+  private static String header(RunResult run) {
+    StringBuilder sb = new StringBuilder("leases benchmark ")
+        .append(run.started.truncatedTo(java.time.temporal.ChronoUnit.SECONDS))
+        .append(String.format(" (%.0f s)", run.wallSeconds)).append(" on ").append(machineLine());
+    for (BackendResult b : run.backends) {
+      sb.append("\n  ").append(b.name).append(": ").append(b.description);
+    }
+    return sb.toString();
+  }
+
+  private static String footer(RunResult run) {
+    StringBuilder sb = new StringBuilder();
+    for (RunResult.Skipped s : run.skipped) {
+      sb.append("\nskipped ").append(s.name()).append(": ").append(s.how());
+    }
+    for (BackendResult b : run.backends) {
+      for (String e : b.errors) {
+        sb.append("\nERROR ").append(b.name).append(": ").append(e);
+      }
+    }
+    if (!run.violations.isEmpty()) {
+      sb.append("\n\n!!! SAFETY VIOLATIONS: ").append(run.violations.size()).append(" !!!");
+      run.violations.forEach(v -> sb.append("\n!!! ").append(v));
+    } else {
+      sb.append("\n\nstale writes accepted: 0; tokens shared by two holders: 0");
+    }
+    return sb.append('\n').toString();
+  }
+
+  private static String wrap(String s) {
+    StringBuilder sb = new StringBuilder();
+    int col = 0;
+    for (String w : s.split(" ")) {
+      if (col + w.length() > 100) {
+        sb.append('\n');
+        col = 0;
+      }
+      sb.append(col == 0 ? "" : " ").append(w);
+      col += w.length() + 1;
+    }
+    return sb.append('\n').toString();
+  }
+
+  static String markdown(RunResult run) {
+    StringBuilder sb = new StringBuilder("# leases benchmark\n\n");
+    sb.append("Run ").append(run.started.truncatedTo(java.time.temporal.ChronoUnit.SECONDS)).append(String.format(", %.0f s, ", run.wallSeconds))
+        .append("on ").append(machineLine()).append(", library ").append(libraryVersion())
+        .append(".\n\n");
+    for (BackendResult b : run.backends) {
+      sb.append("- **").append(b.name).append("**: ").append(b.description).append('\n');
+    }
+    TextTable f = failoverTable(run);
+    if (!f.isEmpty()) {
+      sb.append("\n## Failover\n\n").append(run.options.peers).append(" peers, each its own JVM"
+          + " running a `LeaderLoop`; the leader does units of work (fenced write, ")
+          .append(run.options.workMs).append(" ms, fenced write with the same token). Scenarios:"
+          + " clean = the leader closes its loop (releases); crash = `SIGKILL`; pause = `SIGSTOP`"
+          + " for 2 × TTL, then `SIGCONT`.\n\n").append(f.markdown()).append('\n')
+          .append(FAILOVER_NOTE).append("\n\n![failover gaps](failover.svg)\n");
+    }
+    TextTable l = latencyTable(run);
+    if (!l.isEmpty()) {
+      sb.append("\n## Latency\n\nOne thread in the harness JVM, ").append(run.options.latencySamples)
+          .append(" samples per call after ").append(run.options.latencyWarmup).append(" warm-up"
+          + " rounds; each sample: fresh acquire, renewal, a second holder's contended miss,"
+          + " release, then the store's plain write.\n\n")
+          .append(l.markdown()).append('\n').append(plainWrites(run, "- ")).append('\n');
+    }
+    TextTable s = scaleTable(run);
+    if (!s.isEmpty()) {
+      sb.append("\n## Scale\n\nOne process acquires N leases, then renews all of them every TTL/3"
+          + " for ").append(run.options.scaleRounds).append(" rounds. \"all held\" = every renewal"
+          + " came back with the token of the first grant; \"late rounds\" = rounds longer than"
+          + " TTL/3.\n\n").append(s.markdown());
+    }
+    sb.append("\n## Notes\n");
+    for (RunResult.Skipped sk : run.skipped) {
+      sb.append("\n- skipped **").append(sk.name()).append("**: ").append(sk.how());
+    }
+    for (BackendResult b : run.backends) {
+      for (String e : b.errors) {
+        sb.append("\n- ERROR ").append(b.name).append(": ").append(e);
+      }
+    }
+    if (run.violations.isEmpty()) {
+      sb.append("\n- Stale writes accepted: 0. Tokens shared by two holders: 0.");
+    } else {
+      sb.append("\n- **SAFETY VIOLATIONS**:");
+      run.violations.forEach(v -> sb.append("\n  - ").append(v));
+    }
+    return sb.append("\n- Raw samples: `report.json`.\n").toString();
+  }
+
+  // ---------------------------------------------------------------- JSON
+
+  static String json(RunResult run) {
+    Map<String, Object> root = new LinkedHashMap<>();
+    root.put("tool", "leases-benchmarks");
+    root.put("library_version", libraryVersion());
+    root.put("run_id", run.runId);
+    root.put("started", run.started.toString());
+    root.put("wall_seconds", run.wallSeconds);
+    root.put("machine", machine());
+    root.put("jvm", Map.of("version", System.getProperty("java.version"),
+        "vendor", System.getProperty("java.vendor"), "vm", System.getProperty("java.vm.name")));
+    BenchOptions o = run.options;
+    Map<String, Object> opts = new LinkedHashMap<>();
+    opts.put("backends", o.backends);
+    opts.put("parts", List.copyOf(new java.util.TreeSet<>(o.parts)));
+    opts.put("scenarios", o.scenarios);
+    opts.put("trials", o.trials);
+    opts.put("ttl_ms", o.ttlMs);
+    opts.put("work_ms", o.workMs);
+    opts.put("peers", o.peers);
+    opts.put("latency_samples", o.latencySamples);
+    opts.put("latency_warmup", o.latencyWarmup);
+    opts.put("scale", o.scale);
+    opts.put("scale_rounds", o.scaleRounds);
+    opts.put("scale_threads", o.scaleThreads);
+    root.put("options", opts);
+    List<Object> backends = new ArrayList<>();
+    for (BackendResult b : run.backends) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("name", b.name);
+      m.put("description", b.description);
+      m.put("facts", b.facts);
+      m.put("failover", b.failover == null ? null : failoverJson(b, o));
+      m.put("latency", b.latency == null ? null : latencyJson(b.latency));
+      List<Object> scale = new ArrayList<>();
+      for (Scale.Result s : b.scale) {
+        Map<String, Object> sm = new LinkedHashMap<>();
+        sm.put("leases", s.leases());
+        sm.put("ttl_ms", s.ttl().toMillis());
+        sm.put("renew_interval_ms", s.ttl().dividedBy(3).toMillis());
+        sm.put("threads", s.threads());
+        sm.put("acquire_round_ms", s.acquireRoundMs());
+        sm.put("renew_round_ms", s.renewRoundMs());
+        sm.put("store_calls_per_round", s.callsPerRound());
+        sm.put("lost", s.lost());
+        sm.put("all_held", s.allHeld());
+        sm.put("late_rounds", s.late());
+        scale.add(sm);
+      }
+      m.put("scale", scale);
+      m.put("errors", b.errors);
+      backends.add(m);
+    }
+    root.put("backends", backends);
+    List<Object> skipped = new ArrayList<>();
+    run.skipped.forEach(s -> skipped.add(Map.of("name", s.name(), "how_to_include", s.how())));
+    root.put("skipped", skipped);
+    root.put("safety_violations", run.violations);
+    return Json.write(root);
+  }
+
+  private static Map<String, Object> failoverJson(BackendResult b, BenchOptions o) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("ttl_ms", b.failover.ttl().toMillis());
+    Map<String, Object> summary = new LinkedHashMap<>();
+    for (String scenario : o.scenarios) {
+      List<Trial> ts = trials(b, scenario);
+      if (ts.isEmpty()) {
+        continue;
+      }
+      Stats gap = Stats.of(ts.stream().mapToDouble(Trial::gapMs).filter(d -> !Double.isNaN(d))
+          .toArray());
+      Stats bound = Stats.of(ts.stream().mapToDouble(Trial::boundMs).filter(d -> !Double.isNaN(d))
+          .toArray());
+      Map<String, Object> s = new LinkedHashMap<>();
+      s.put("trials", ts.size());
+      s.put("gap_ms", statsJson(gap));
+      s.put("bound_ms", statsJson(bound));
+      s.put("stale_attempted", ts.stream().mapToInt(Trial::staleAttempts).sum());
+      s.put("stale_rejected", ts.stream().mapToInt(Trial::staleRejected).sum());
+      s.put("stale_accepted", ts.stream().mapToInt(Trial::staleAccepted).sum());
+      summary.put(scenario, s);
+    }
+    m.put("summary", summary);
+    List<Object> trials = new ArrayList<>();
+    for (Trial t : b.failover.trials()) {
+      Map<String, Object> tm = new LinkedHashMap<>();
+      tm.put("scenario", t.scenario());
+      tm.put("trial", t.number());
+      tm.put("old_worker", t.oldWorker());
+      tm.put("old_token", t.oldToken());
+      tm.put("new_worker", t.newWorker());
+      tm.put("new_token", t.newToken());
+      tm.put("gap_ms", t.gapMs());
+      tm.put("bound_ms", t.boundMs());
+      tm.put("stale_attempted", t.staleAttempts());
+      tm.put("stale_rejected", t.staleRejected());
+      tm.put("stale_accepted", t.staleAccepted());
+      tm.put("note", t.note());
+      trials.add(tm);
+    }
+    m.put("trials", trials);
+    return m;
+  }
+
+  private static Map<String, Object> latencyJson(Latency.Result l) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("ttl_ms", l.ttl().toMillis());
+    m.put("plain_write", l.plainWhat());
+    double plain = l.micros().containsKey(Latency.PLAIN)
+        ? Stats.of(l.micros().get(Latency.PLAIN)).p50() : Double.NaN;
+    Map<String, Object> summary = new LinkedHashMap<>();
+    Map<String, Object> samples = new LinkedHashMap<>();
+    l.micros().forEach((op, v) -> {
+      Stats s = Stats.of(v);
+      Map<String, Object> sm = new LinkedHashMap<>();
+      sm.put("p50_us", s.p50());
+      sm.put("p99_us", s.p99());
+      sm.put("max_us", s.max());
+      sm.put("p50_over_plain_p50", plain > 0 ? s.p50() / plain : null);
+      summary.put(op, sm);
+      samples.put(op, Arrays.stream(v).map(x -> Math.round(x * 100) / 100.0).boxed().toList());
+    });
+    m.put("summary", summary);
+    m.put("samples_us", samples);
+    return m;
+  }
+
+  private static Map<String, Object> statsJson(Stats s) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("p50", s.p50());
+    m.put("p95", s.p95());
+    m.put("max", s.max());
+    return m;
+  }
+
+  // ---------------------------------------------------------------- machine and versions
+
+  static Map<String, Object> machine() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("cores", Runtime.getRuntime().availableProcessors());
+    m.put("memory_bytes", totalMemory());
+    m.put("cpu", cpuModel());
+    m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+    m.put("arch", System.getProperty("os.arch"));
+    m.put("distribution", distribution());
+    return m;
+  }
+
+  static String machineLine() {
+    long mem = totalMemory();
+    return Runtime.getRuntime().availableProcessors() + " cores, "
+        + (mem > 0 ? String.format("%.0f GiB", mem / (1024.0 * 1024 * 1024)) : "? GiB")
+        + ", " + distribution() + ", Java " + System.getProperty("java.version");
+  }
+
+  private static long totalMemory() {
+    if (ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
+      return os.getTotalMemorySize();
+    }
+    return -1;
+  }
+
+  private static String cpuModel() {
+    try {
+      return Files.readAllLines(Path.of("/proc/cpuinfo")).stream()
+          .filter(l -> l.startsWith("model name")).map(l -> l.substring(l.indexOf(':') + 1).trim())
+          .findFirst().orElse("unknown");
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
+    }
+  }
+
+  private static String distribution() {
+    try {
+      return Files.readAllLines(Path.of("/etc/os-release")).stream()
+          .filter(l -> l.startsWith("PRETTY_NAME=")).map(l -> l.substring(12).replace("\"", ""))
+          .findFirst().orElse(System.getProperty("os.name"));
+    } catch (IOException | RuntimeException e) {
+      return System.getProperty("os.name");
+    }
+  }
+
+  static String libraryVersion() {
+    try (InputStream in = Report.class.getResourceAsStream("/leases-benchmarks.properties")) {
+      Properties p = new Properties();
+      if (in != null) {
+        p.load(in);
+      }
+      return p.getProperty("version", "unknown");
+    } catch (IOException e) {
+      return "unknown";
+    }
+  }
+
+  // ---------------------------------------------------------------- files
+
+  /** Writes report.md, report.json and failover.svg into {@code dir}; returns the paths. */
+  static List<Path> write(RunResult run, Path dir) throws IOException {
+    Files.createDirectories(dir);
+    Path md = Files.writeString(dir.resolve("report.md"), markdown(run));
+    Path json = Files.writeString(dir.resolve("report.json"), json(run));
+    Path svg = Files.writeString(dir.resolve("failover.svg"), FailoverChart.svg(run));
+    return List.of(md, json, svg);
+  }
+}
