@@ -3,6 +3,8 @@
 #   PostgreSQL (Debian's postgresql; the tests also use embedded-postgres from Maven)
 #   Redis      (Debian's redis-server)
 #   etcd       (Debian's etcd-server)
+#   Consul     (not in Debian: built from its Go module by scripts/install-consul.sh, cached in
+#               ~/.cache/leases; about 5 minutes the first time on 2 cores)
 # Idempotent and quick when everything is present. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
@@ -24,5 +26,7 @@ if ((${#need[@]})); then
     if command -v service >/dev/null 2>&1; then $SUDO service "$svc" stop >/dev/null 2>&1 || true; fi
   done
 fi
+consul=$("$(dirname "$0")/install-consul.sh" | tail -1)
 echo "install-test-servers: postgres $(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)," \
-  "redis $(redis-server --version | cut -d' ' -f3), $(etcd --version | head -1)" >&2
+  "redis $(redis-server --version | cut -d' ' -f3), $(etcd --version | head -1)," \
+  "$("$consul" version | head -1) at $consul" >&2

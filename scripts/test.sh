@@ -18,7 +18,7 @@ LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" "${MVN[@]}" -pl lease-postgres verify
 unset LEASES_POSTGRES_URL
 
 # The benchmark CLI end to end with tiny counts, on every backend that needs no external service.
-java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgres,redis,etcd \
+java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgres,redis,etcd,consul \
   --start-local --trials 1 --latency-samples 30 --scale 1,10 --scale-rounds 1 \
   --out benchmarks/target/bench-smoke >/dev/null
 

@@ -1,10 +1,7 @@
 package dev.leases.benchmarks;
 
-import dev.leases.tck.servers.FreePorts;
 import dev.leases.tck.servers.LocalProcessServer;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
+import dev.leases.tck.servers.LocalServers;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -122,25 +119,7 @@ final class Backends {
     LocalProcessServer local = null;
     String endpoints = o.etcdEndpoints;
     if (!given(endpoints)) {
-      Path binary = LocalProcessServer.findBinary("etcd").orElseThrow();
-      int peer = FreePorts.pick();
-      List<String> prefix = new ArrayList<>();
-      String arch = System.getProperty("os.arch", "");
-      if (!arch.equals("amd64") && !arch.equals("x86_64")) {
-        prefix = List.of("env", "ETCD_UNSUPPORTED_ARCH="
-            + (arch.equals("aarch64") ? "arm64" : arch));
-      }
-      List<String> pre = prefix;
-      local = LocalProcessServer.start("etcd", (port, dir) -> {
-        List<String> argv = new ArrayList<>(pre);
-        argv.addAll(List.of(binary.toString(), "--name=bench", "--data-dir=" + dir.resolve("data"),
-            "--listen-client-urls=http://127.0.0.1:" + port,
-            "--advertise-client-urls=http://127.0.0.1:" + port,
-            "--listen-peer-urls=http://127.0.0.1:" + peer,
-            "--initial-advertise-peer-urls=http://127.0.0.1:" + peer,
-            "--initial-cluster=bench=http://127.0.0.1:" + peer, "--log-level=warn"));
-        return argv;
-      }, port -> "http://127.0.0.1:" + port, Duration.ofSeconds(30));
+      local = LocalServers.startEtcd();
       endpoints = local.endpoint();
     }
     String first = endpoints.split(",")[0].trim();
@@ -155,15 +134,28 @@ final class Backends {
     if (module != null || given(o.consulUrl)) {
       return module;
     }
+    boolean installed = LocalServers.consulBinary().isPresent();
+    if (o.startLocal && installed) {
+      return null;
+    }
     return "set LEASES_CONSUL_URL=http://127.0.0.1:8500 (or --consul-url) to a Consul agent with a"
-        + " low session_ttl_min, e.g. consul agent -dev -hcl 'session_ttl_min = \"1s\"'"
-        + " (scripts/install-consul.sh builds the binary); --start-local does not start Consul";
+        + " low session_ttl_min, or add --start-local to start a local dev agent"
+        + (installed ? " (consul found)" : " (not installed: scripts/install-consul.sh builds it"
+        + " from its Go module)");
   }
 
   private static Backend startConsul(BenchOptions o) throws Exception {
-    return new FactoryBackend("consul", "Consul at " + o.consulUrl,
-        FactoryBackend.factoryClass(CONSUL_FACTORY), Map.of("url", o.consulUrl),
-        () -> FactoryBackend.consulPut(o.consulUrl, "leases-bench/plain/"), null);
+    LocalProcessServer local = null;
+    String url = o.consulUrl;
+    if (!given(url)) {
+      local = LocalServers.startConsul();
+      url = local.endpoint();
+    }
+    String at = url;
+    return new FactoryBackend("consul", "Consul at " + url + (local != null
+        ? " (local dev agent started for this run, session_ttl_min 1s)" : ""),
+        FactoryBackend.factoryClass(CONSUL_FACTORY), Map.of("url", url),
+        () -> FactoryBackend.consulPut(at, "leases-bench/plain/"), local);
   }
 
   private static String customMissing(BenchOptions o) {

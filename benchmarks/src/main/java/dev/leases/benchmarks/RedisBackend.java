@@ -4,12 +4,11 @@ import dev.leases.LeaseStore;
 import dev.leases.redis.RedisLeaseStoreFactory;
 import dev.leases.tck.process.StoreRecipe;
 import dev.leases.tck.servers.LocalProcessServer;
+import dev.leases.tck.servers.LocalServers;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -42,11 +41,7 @@ final class RedisBackend implements Backend {
     if (externalUri != null && !externalUri.isBlank()) {
       return new RedisBackend(null, externalUri);
     }
-    Path binary = LocalProcessServer.findBinary("redis-server").orElseThrow();
-    LocalProcessServer server = LocalProcessServer.start("Redis", (port, dir) -> List.of(
-        binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-        "--save", "", "--appendonly", "no", "--dir", dir.toString()),
-        port -> "redis://127.0.0.1:" + port, Duration.ofSeconds(30));
+    LocalProcessServer server = LocalServers.startRedis();
     try {
       return new RedisBackend(server, server.endpoint());
     } catch (RuntimeException e) {

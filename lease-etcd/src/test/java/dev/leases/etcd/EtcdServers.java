@@ -3,17 +3,13 @@ package dev.leases.etcd;
 import dev.leases.tck.servers.ContainerLauncher;
 import dev.leases.tck.servers.FreePorts;
 import dev.leases.tck.servers.LocalProcessServer;
+import dev.leases.tck.servers.LocalServers;
 import dev.leases.tck.servers.ServerSpec;
 import dev.leases.tck.servers.TestServer;
 import dev.leases.tck.servers.TestServers;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -77,60 +73,18 @@ public final class EtcdServers {
    */
   static List<String> argv(Path binary, String name, Path dataDir, int clientPort, int peerPort,
       String cluster, String clusterToken, int heartbeatMs, int electionMs) {
-    List<String> argv = new ArrayList<>();
-    String arch = goArch();
-    if (!arch.equals("amd64")) {
-      argv.add("env");
-      argv.add("ETCD_UNSUPPORTED_ARCH=" + arch);
-    }
-    argv.addAll(List.of(binary.toString(),
-        "--name=" + name,
-        "--data-dir=" + dataDir,
-        "--listen-client-urls=http://127.0.0.1:" + clientPort,
-        "--advertise-client-urls=http://127.0.0.1:" + clientPort,
-        "--listen-peer-urls=http://127.0.0.1:" + peerPort,
-        "--initial-advertise-peer-urls=http://127.0.0.1:" + peerPort,
-        "--initial-cluster=" + cluster,
-        "--initial-cluster-token=" + clusterToken,
-        "--initial-cluster-state=new",
-        "--heartbeat-interval=" + heartbeatMs,
-        "--election-timeout=" + electionMs,
-        "--log-level=warn"));
-    return argv;
+    return LocalServers.etcdArgv(binary, name, dataDir, clientPort, peerPort, cluster, clusterToken,
+        heartbeatMs, electionMs);
   }
 
   /** This JVM's CPU architecture in Go's naming (what ETCD_UNSUPPORTED_ARCH must say). */
   static String goArch() {
-    String arch = System.getProperty("os.arch", "");
-    return switch (arch) {
-      case "amd64", "x86_64" -> "amd64";
-      case "aarch64", "arm64" -> "arm64";
-      default -> arch;
-    };
+    return LocalServers.goArch();
   }
 
   /** Waits until {@code GET /health} on the member says it is healthy (it has a leader). */
   static void awaitHealthy(int clientPort, Duration timeout) throws IOException, InterruptedException {
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-    long end = System.nanoTime() + timeout.toNanos();
-    String last = "no answer";
-    while (System.nanoTime() < end) {
-      try {
-        HttpResponse<String> r = http.send(
-            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + clientPort + "/health"))
-                .timeout(Duration.ofSeconds(2)).build(),
-            HttpResponse.BodyHandlers.ofString());
-        last = r.statusCode() + " " + r.body();
-        if (r.statusCode() == 200 && r.body().contains("\"true\"")) {
-          return;
-        }
-      } catch (IOException e) {
-        last = e.toString();
-      }
-      Thread.sleep(50);
-    }
-    throw new IOException("etcd on port " + clientPort + " is not healthy after " + timeout
-        + ": " + last);
+    LocalServers.awaitEtcdHealthy(clientPort, timeout);
   }
 
   private static final class LocalLauncher implements ServerSpec.Launcher {

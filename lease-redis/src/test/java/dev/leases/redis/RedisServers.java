@@ -2,6 +2,7 @@ package dev.leases.redis;
 
 import dev.leases.tck.servers.ContainerLauncher;
 import dev.leases.tck.servers.LocalProcessServer;
+import dev.leases.tck.servers.LocalServers;
 import dev.leases.tck.servers.ServerSpec;
 import dev.leases.tck.servers.TestServer;
 import dev.leases.tck.servers.TestServers;
@@ -50,8 +51,7 @@ public final class RedisServers {
 
   /** The arguments of a throw-away, non-persistent, loopback-only server. */
   static List<String> argv(Path binary, int port, Path dir) {
-    return List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-        "--save", "", "--appendonly", "no", "--dir", dir.toString());
+    return LocalServers.redisArgv(binary, port, dir);
   }
 
   private static final class LocalLauncher implements ServerSpec.Launcher {

@@ -1,0 +1,166 @@
+package dev.leases.consul;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A loopback TCP proxy in front of one Consul agent, to partition one client from it without
+ * disturbing anyone else, and to record what the client sends.
+ *
+ * <ul>
+ *   <li>{@link #cut()}: closes every connection and refuses new ones until {@link #forward()}.
+ *   <li>{@link #stall()}: keeps connections open but moves no bytes (a silent partition); bytes
+ *       sent meanwhile arrive after {@link #forward()}.
+ *   <li>{@link #clientBytes()}: everything each client connection sent, in order.
+ * </ul>
+ */
+final class TcpProxy implements AutoCloseable {
+
+  private enum Mode { FORWARD, STALL, CUT }
+
+  private final ServerSocket server;
+  private final int targetPort;
+  private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+  private final List<ByteArrayOutputStream> recorded = new CopyOnWriteArrayList<>();
+  private final Object gate = new Object();
+  private volatile Mode mode = Mode.FORWARD;
+  private volatile boolean closed;
+
+  TcpProxy(int targetPort) throws IOException {
+    this.targetPort = targetPort;
+    this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    Thread t = new Thread(this::acceptLoop, "consul-proxy-accept");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** The proxy as a Consul URL. */
+  String url() {
+    return "http://127.0.0.1:" + server.getLocalPort();
+  }
+
+  void cut() {
+    mode = Mode.CUT;
+    for (Socket s : sockets) {
+      closeQuietly(s);
+    }
+    sockets.clear();
+  }
+
+  void stall() {
+    mode = Mode.STALL;
+  }
+
+  void forward() {
+    synchronized (gate) {
+      mode = Mode.FORWARD;
+      gate.notifyAll();
+    }
+  }
+
+  /** The bytes each client connection has sent so far, one entry per connection. */
+  List<byte[]> clientBytes() {
+    List<byte[]> out = new ArrayList<>();
+    for (ByteArrayOutputStream b : recorded) {
+      synchronized (b) {
+        out.add(b.toByteArray());
+      }
+    }
+    return out;
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      try {
+        Socket client = server.accept();
+        if (mode == Mode.CUT) {
+          closeQuietly(client);
+          continue;
+        }
+        Socket upstream = new Socket();
+        upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 2000);
+        client.setTcpNoDelay(true);
+        upstream.setTcpNoDelay(true);
+        sockets.add(client);
+        sockets.add(upstream);
+        ByteArrayOutputStream record = new ByteArrayOutputStream();
+        recorded.add(record);
+        pump(client, upstream, record);
+        pump(upstream, client, null);
+      } catch (IOException e) {
+        if (closed) {
+          return;
+        }
+      }
+    }
+  }
+
+  private void pump(Socket from, Socket to, ByteArrayOutputStream record) {
+    Thread t = new Thread(() -> {
+      byte[] buf = new byte[16 * 1024];
+      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+        while (true) {
+          int n = in.read(buf);
+          if (n < 0) {
+            break;
+          }
+          awaitNotStalled();
+          if (mode == Mode.CUT) {
+            break;
+          }
+          if (record != null) {
+            synchronized (record) {
+              record.write(buf, 0, n);
+            }
+          }
+          out.write(buf, 0, n);
+          out.flush();
+        }
+      } catch (IOException | InterruptedException e) {
+        // closed or cut
+      } finally {
+        closeQuietly(from);
+        closeQuietly(to);
+      }
+    }, "consul-proxy-pump");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private void awaitNotStalled() throws InterruptedException {
+    synchronized (gate) {
+      while (mode == Mode.STALL && !closed) {
+        gate.wait(100);
+      }
+    }
+  }
+
+  private static void closeQuietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException e) {
+      // ignore
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    forward();
+    cut();
+    try {
+      server.close();
+    } catch (IOException e) {
+      // ignore
+    }
+  }
+}
