@@ -32,6 +32,19 @@ public final class LeaseArguments {
     return value;
   }
 
+  /**
+   * Checks a call timeout: positive and at most {@code max}. A lease call that needs longer is
+   * already lost, and a holder must learn of trouble while its lease still runs.
+   */
+  public static Duration requireTimeout(String what, Duration value, Duration max) {
+    requirePositive(what, value);
+    if (value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(what + " " + value + " is above the limit " + max
+          + "; choose a shorter one, well below the TTLs you use");
+    }
+    return value;
+  }
+
   static String requireText(String what, String value, int maxLength) {
     Objects.requireNonNull(value, () -> what + " must not be null");
     if (value.isBlank()) {

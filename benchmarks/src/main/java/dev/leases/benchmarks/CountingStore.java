@@ -4,20 +4,19 @@ import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
-import dev.leases.TtlRange;
+import dev.leases.spi.ForwardingLeaseStore;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Counts the calls made to a store (each is one round trip for the PostgreSQL and Redis stores). */
-final class CountingStore implements LeaseStore {
+final class CountingStore extends ForwardingLeaseStore {
 
-  private final LeaseStore delegate;
   private final AtomicLong calls = new AtomicLong();
 
   CountingStore(LeaseStore delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   long calls() {
@@ -27,34 +26,24 @@ final class CountingStore implements LeaseStore {
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
     calls.incrementAndGet();
-    return delegate.acquireOrRenew(name, holder, ttl);
+    return super.acquireOrRenew(name, holder, ttl);
   }
 
   @Override
   public boolean release(String name, HolderId holder) {
     calls.incrementAndGet();
-    return delegate.release(name, holder);
+    return super.release(name, holder);
   }
 
   @Override
   public OptionalLong token(String name) {
     calls.incrementAndGet();
-    return delegate.token(name);
+    return super.token(name);
   }
 
   @Override
   public LeaseState inspect(String name) {
     calls.incrementAndGet();
-    return delegate.inspect(name);
-  }
-
-  @Override
-  public TtlRange ttlRange() {
-    return delegate.ttlRange();
-  }
-
-  @Override
-  public void close() {
-    delegate.close();
+    return super.inspect(name);
   }
 }

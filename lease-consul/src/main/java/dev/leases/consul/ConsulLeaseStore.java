@@ -245,11 +245,7 @@ public final class ConsulLeaseStore implements LeaseStore {
      * well below the TTLs you use, so that a holder learns of trouble while its lease still runs.
      */
     public Builder callTimeout(Duration callTimeout) {
-      LeaseArguments.requirePositive("callTimeout", callTimeout);
-      if (callTimeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
-        throw new IllegalArgumentException("callTimeout " + callTimeout + " is above the limit "
-            + MAX_CALL_TIMEOUT + "; choose a shorter one");
-      }
+      LeaseArguments.requireTimeout("callTimeout", callTimeout, MAX_CALL_TIMEOUT);
       this.callTimeout = callTimeout;
       return this;
     }

@@ -13,6 +13,7 @@ import dev.leases.leader.LeaderListener;
 import dev.leases.leader.LeaderLoop;
 import dev.leases.leader.LossReason;
 import dev.leases.tck.ReferenceFencedResource;
+import dev.leases.tck.servers.TcpProxy;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,7 +51,7 @@ class ConsulFaultsTest {
     AtomicLong followerAcquiredAt = new AtomicLong();
     List<LossReason> reasons = Collections.synchronizedList(new ArrayList<>());
     try (TcpProxy proxy = new TcpProxy(sharedPort());
-        ConsulLeaseStore partitioned = ConsulLeaseStore.builder(proxy.url())
+        ConsulLeaseStore partitioned = ConsulLeaseStore.builder("http://127.0.0.1:" + proxy.port())
             .callTimeout(CALL_TIMEOUT).build();
         ConsulLeaseStore healthy = ConsulLeaseStore.builder(ConsulServers.sharedUrl()).build();
         LeaderLoop a = LeaderLoop.builder(partitioned, n).ttl(TTL).listener(new LeaderListener() {

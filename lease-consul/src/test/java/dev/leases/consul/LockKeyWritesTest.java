@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.leases.HolderId;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
+import dev.leases.tck.servers.TcpProxy;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -39,7 +40,7 @@ class LockKeyWritesTest {
     String prefix = "tests/writes-" + UUID.randomUUID().toString().substring(0, 8);
     Duration ttl = Duration.ofSeconds(1);
     try (TcpProxy proxy = new TcpProxy(URI.create(ConsulServers.sharedUrl()).getPort());
-        ConsulLeaseStore s = ConsulLeaseStore.builder(proxy.url()).keyPrefix(prefix).build()) {
+        ConsulLeaseStore s = ConsulLeaseStore.builder("http://127.0.0.1:" + proxy.port()).keyPrefix(prefix).build()) {
       Consul admin = Consul.builder().withUrl(ConsulServers.sharedUrl()).withPing(false).build();
       try {
         String n = "writes " + UUID.randomUUID();

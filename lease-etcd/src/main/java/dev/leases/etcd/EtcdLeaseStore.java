@@ -594,11 +594,7 @@ public final class EtcdLeaseStore implements LeaseStore {
 
     /** The longest one operation may take, retries included (default 5 s). */
     public Builder callTimeout(Duration callTimeout) {
-      LeaseArguments.requirePositive("callTimeout", callTimeout);
-      if (callTimeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
-        throw new IllegalArgumentException("callTimeout " + callTimeout + " is longer than the limit "
-            + MAX_CALL_TIMEOUT + "; a lease call that takes this long is already lost");
-      }
+      LeaseArguments.requireTimeout("callTimeout", callTimeout, MAX_CALL_TIMEOUT);
       this.callTimeout = callTimeout;
       return this;
     }

@@ -190,11 +190,7 @@ public final class RedisLeaseStore implements LeaseStore {
      * you use, so that a holder learns of trouble while its lease still runs.
      */
     public Builder commandTimeout(Duration commandTimeout) {
-      LeaseArguments.requirePositive("commandTimeout", commandTimeout);
-      if (commandTimeout.compareTo(MAX_COMMAND_TIMEOUT) > 0) {
-        throw new IllegalArgumentException("commandTimeout " + commandTimeout + " is above the"
-            + " limit " + MAX_COMMAND_TIMEOUT + "; choose a shorter one");
-      }
+      LeaseArguments.requireTimeout("commandTimeout", commandTimeout, MAX_COMMAND_TIMEOUT);
       this.commandTimeout = commandTimeout;
       return this;
     }

@@ -8,6 +8,7 @@ import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStoreUnavailableException;
+import dev.leases.tck.servers.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -70,7 +71,7 @@ class RedisFaultsTest {
     String shared = RedisServers.sharedUri();
     int port = Integer.parseInt(shared.substring(shared.lastIndexOf(':') + 1));
     try (TcpProxy proxy = new TcpProxy(port);
-        RedisLeaseStore partitioned = RedisLeaseStore.builder(proxy.uri()).commandTimeout(TIMEOUT)
+        RedisLeaseStore partitioned = RedisLeaseStore.builder("redis://127.0.0.1:" + proxy.port()).commandTimeout(TIMEOUT)
             .build();
         RedisLeaseStore healthy = RedisLeaseStore.builder(shared).build()) {
       String n = "stall-" + UUID.randomUUID();
@@ -110,7 +111,7 @@ class RedisFaultsTest {
     String shared = RedisServers.sharedUri();
     int port = Integer.parseInt(shared.substring(shared.lastIndexOf(':') + 1));
     try (TcpProxy proxy = new TcpProxy(port);
-        RedisLeaseStore partitioned = RedisLeaseStore.builder(proxy.uri()).commandTimeout(TIMEOUT)
+        RedisLeaseStore partitioned = RedisLeaseStore.builder("redis://127.0.0.1:" + proxy.port()).commandTimeout(TIMEOUT)
             .build();
         RedisLeaseStore healthy = RedisLeaseStore.builder(shared).build()) {
       String n = "cut-" + UUID.randomUUID();

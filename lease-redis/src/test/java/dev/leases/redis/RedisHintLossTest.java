@@ -2,15 +2,10 @@ package dev.leases.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.leases.HolderId;
-import dev.leases.LeaseGrant;
-import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
-import dev.leases.TtlRange;
 import dev.leases.leader.LeaderLoop;
+import dev.leases.spi.ForwardingLeaseStore;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -69,35 +64,14 @@ class RedisHintLossTest {
   }
 
   /** The follower's store with its release hints lost, as on a dropped pub/sub connection. */
-  private record Deaf(LeaseStore delegate) implements LeaseStore {
-    @Override
-    public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
-      return delegate.acquireOrRenew(name, holder, ttl);
+  private static final class Deaf extends ForwardingLeaseStore {
+    Deaf(LeaseStore delegate) {
+      super(delegate);
     }
 
     @Override
-    public boolean release(String name, HolderId holder) {
-      return delegate.release(name, holder);
-    }
-
-    @Override
-    public OptionalLong token(String name) {
-      return delegate.token(name);
-    }
-
-    @Override
-    public LeaseState inspect(String name) {
-      return delegate.inspect(name);
-    }
-
-    @Override
-    public TtlRange ttlRange() {
-      return delegate.ttlRange();
-    }
-
-    @Override
-    public void close() {
-      delegate.close();
+    public Subscription onRelease(String name, Runnable listener) {
+      return () -> {};
     }
   }
 }

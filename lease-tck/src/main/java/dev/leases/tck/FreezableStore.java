@@ -4,7 +4,7 @@ import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
-import dev.leases.TtlRange;
+import dev.leases.spi.ForwardingLeaseStore;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -15,13 +15,12 @@ import java.util.concurrent.CountDownLatch;
  * threads stopped running (a GC pause, a descheduled vCPU). Thawing lets the blocked calls proceed,
  * late, with everything they believed before.
  */
-final class FreezableStore implements LeaseStore {
+final class FreezableStore extends ForwardingLeaseStore {
 
-  private final LeaseStore delegate;
   private volatile CountDownLatch gate;
 
   FreezableStore(LeaseStore delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   void freeze() {
@@ -51,40 +50,30 @@ final class FreezableStore implements LeaseStore {
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
     pass();
-    return delegate.acquireOrRenew(name, holder, ttl);
+    return super.acquireOrRenew(name, holder, ttl);
   }
 
   @Override
   public boolean release(String name, HolderId holder) {
     pass();
-    return delegate.release(name, holder);
+    return super.release(name, holder);
   }
 
   @Override
   public OptionalLong token(String name) {
     pass();
-    return delegate.token(name);
+    return super.token(name);
   }
 
   @Override
   public LeaseState inspect(String name) {
     pass();
-    return delegate.inspect(name);
-  }
-
-  @Override
-  public TtlRange ttlRange() {
-    return delegate.ttlRange();
-  }
-
-  @Override
-  public Subscription onRelease(String name, Runnable listener) {
-    return delegate.onRelease(name, listener);
+    return super.inspect(name);
   }
 
   @Override
   public void close() {
     thaw();
-    delegate.close();
+    super.close();
   }
 }

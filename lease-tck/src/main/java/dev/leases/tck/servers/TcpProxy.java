@@ -1,4 +1,4 @@
-package dev.leases.consul;
+package dev.leases.tck.servers;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -13,8 +13,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A loopback TCP proxy in front of one Consul agent, to partition one client from it without
- * disturbing anyone else, and to record what the client sends.
+ * A loopback TCP proxy in front of one server, to partition one client from it without disturbing
+ * anyone else, and to record what the client sends.
  *
  * <ul>
  *   <li>{@link #cut()}: closes every connection and refuses new ones until {@link #forward()}.
@@ -23,7 +23,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *   <li>{@link #clientBytes()}: everything each client connection sent, in order.
  * </ul>
  */
-final class TcpProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
 
   private enum Mode { FORWARD, STALL, CUT }
 
@@ -35,20 +35,22 @@ final class TcpProxy implements AutoCloseable {
   private volatile Mode mode = Mode.FORWARD;
   private volatile boolean closed;
 
-  TcpProxy(int targetPort) throws IOException {
+  /** Starts forwarding a free loopback port to 127.0.0.1:{@code targetPort}. */
+  public TcpProxy(int targetPort) throws IOException {
     this.targetPort = targetPort;
     this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    Thread t = new Thread(this::acceptLoop, "consul-proxy-accept");
+    Thread t = new Thread(this::acceptLoop, "leases-tcp-proxy-accept");
     t.setDaemon(true);
     t.start();
   }
 
-  /** The proxy as a Consul URL. */
-  String url() {
-    return "http://127.0.0.1:" + server.getLocalPort();
+  /** The loopback port clients connect to. */
+  public int port() {
+    return server.getLocalPort();
   }
 
-  void cut() {
+  /** Closes every connection and refuses new ones until {@link #forward()}. */
+  public void cut() {
     mode = Mode.CUT;
     for (Socket s : sockets) {
       closeQuietly(s);
@@ -56,11 +58,13 @@ final class TcpProxy implements AutoCloseable {
     sockets.clear();
   }
 
-  void stall() {
+  /** Keeps connections open but moves no bytes; they arrive after {@link #forward()}. */
+  public void stall() {
     mode = Mode.STALL;
   }
 
-  void forward() {
+  /** Back to normal. */
+  public void forward() {
     synchronized (gate) {
       mode = Mode.FORWARD;
       gate.notifyAll();
@@ -68,7 +72,7 @@ final class TcpProxy implements AutoCloseable {
   }
 
   /** The bytes each client connection has sent so far, one entry per connection. */
-  List<byte[]> clientBytes() {
+  public List<byte[]> clientBytes() {
     List<byte[]> out = new ArrayList<>();
     for (ByteArrayOutputStream b : recorded) {
       synchronized (b) {
@@ -109,6 +113,7 @@ final class TcpProxy implements AutoCloseable {
       byte[] buf = new byte[16 * 1024];
       try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
         while (true) {
+          awaitNotStalled();
           int n = in.read(buf);
           if (n < 0) {
             break;
@@ -131,7 +136,7 @@ final class TcpProxy implements AutoCloseable {
         closeQuietly(from);
         closeQuietly(to);
       }
-    }, "consul-proxy-pump");
+    }, "leases-tcp-proxy-pump");
     t.setDaemon(true);
     t.start();
   }

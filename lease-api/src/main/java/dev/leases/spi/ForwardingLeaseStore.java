@@ -1,0 +1,64 @@
+package dev.leases.spi;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import dev.leases.TtlRange;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * A {@link LeaseStore} that passes every call to another one: extend it and override what a
+ * decorator changes (counting calls, injecting faults, dropping hints) without restating the rest.
+ */
+public abstract class ForwardingLeaseStore implements LeaseStore {
+
+  private final LeaseStore delegate;
+
+  protected ForwardingLeaseStore(LeaseStore delegate) {
+    this.delegate = Objects.requireNonNull(delegate, "delegate must not be null");
+  }
+
+  /** The store calls are passed to. */
+  protected final LeaseStore delegate() {
+    return delegate;
+  }
+
+  @Override
+  public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
+    return delegate.acquireOrRenew(name, holder, ttl);
+  }
+
+  @Override
+  public boolean release(String name, HolderId holder) {
+    return delegate.release(name, holder);
+  }
+
+  @Override
+  public OptionalLong token(String name) {
+    return delegate.token(name);
+  }
+
+  @Override
+  public LeaseState inspect(String name) {
+    return delegate.inspect(name);
+  }
+
+  @Override
+  public TtlRange ttlRange() {
+    return delegate.ttlRange();
+  }
+
+  @Override
+  public Subscription onRelease(String name, Runnable listener) {
+    return delegate.onRelease(name, listener);
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}
