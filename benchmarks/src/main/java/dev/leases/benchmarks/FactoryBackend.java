@@ -3,19 +3,14 @@ package dev.leases.benchmarks;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreFactory;
 import dev.leases.tck.process.StoreRecipe;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Map;
 import java.util.function.Supplier;
 
 /**
  * A backend given only by its {@link LeaseStoreFactory} class and settings — how etcd, Consul and a
  * user's own store join the benchmark. Its plain write, if any, is supplied separately (etcd: a
- * jetcd KV put; Consul: its HTTP key-value API).
+ * jetcd KV put; Consul: a consul-client KV put).
  */
 final class FactoryBackend implements Backend {
 
@@ -107,32 +102,27 @@ final class FactoryBackend implements Backend {
     };
   }
 
-  /** Consul's KV API: {@code PUT /v1/kv/<key>}. */
+  /** Consul's KV put through consul-client, the client library the Consul store itself uses. */
   static PlainWrite consulPut(String url, String prefix) {
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    return http(http, "KV PUT (HTTP PUT /v1/kv/<key>)", (key, value) ->
-        HttpRequest.newBuilder(URI.create(url.replaceAll("/+$", "") + "/v1/kv/" + prefix + key))
-            .PUT(HttpRequest.BodyPublishers.ofString(Long.toString(value))));
-  }
-
-  private interface RequestFor {
-    HttpRequest.Builder build(String key, long value);
-  }
-
-  private static PlainWrite http(HttpClient http, String what, RequestFor request) {
+    org.kiwiproject.consul.Consul consul = org.kiwiproject.consul.Consul.builder().withUrl(url)
+        .withPing(false).build();
+    org.kiwiproject.consul.KeyValueClient kv = consul.keyValueClient();
     return new PlainWrite() {
       @Override
       public String what() {
-        return what;
+        return "KV put (consul-client, the same HTTP client the store uses)";
       }
 
       @Override
-      public void write(String key, long value) throws Exception {
-        HttpResponse<String> r = http.send(request.build(key, value)
-            .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() / 100 != 2) {
-          throw new IllegalStateException(what + " answered " + r.statusCode() + ": " + r.body());
+      public void write(String key, long value) {
+        if (!kv.putValue(prefix + key, Long.toString(value))) {
+          throw new IllegalStateException("Consul refused the KV put of " + prefix + key);
         }
+      }
+
+      @Override
+      public void close() {
+        consul.destroy();
       }
     };
   }
