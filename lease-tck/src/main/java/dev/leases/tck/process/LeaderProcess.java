@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,12 +21,14 @@ import java.util.concurrent.TimeUnit;
 public final class LeaderProcess implements AutoCloseable {
 
   private final Process process;
+  private final Path stderr;
   private final Writer stdin;
   private final List<String> lines = new ArrayList<>();
   private final Thread reader;
 
-  private LeaderProcess(Process process) {
+  private LeaderProcess(Process process, Path stderr) {
     this.process = process;
+    this.stderr = stderr;
     this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
     this.reader = new Thread(this::readLines, "leases-child-" + process.pid());
     reader.setDaemon(true);
@@ -48,8 +51,9 @@ public final class LeaderProcess implements AutoCloseable {
     cmd.add("--ttl-ms=" + ttl.toMillis());
     cmd.add("--renew-ms=" + renewInterval.toMillis());
     recipe.settings().forEach((k, v) -> cmd.add("--setting=" + k + "=" + v));
-    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    return new LeaderProcess(p);
+    Path stderr = Files.createTempFile("leases-child-", ".log");
+    Process p = new ProcessBuilder(cmd).redirectError(stderr.toFile()).start();
+    return new LeaderProcess(p, stderr);
   }
 
   private void readLines() {
@@ -94,7 +98,8 @@ public final class LeaderProcess implements AutoCloseable {
         long left = end - System.nanoTime();
         if (left <= 0) {
           throw new AssertionError("child " + pid() + " printed no line starting with '" + prefix
-              + "' within " + timeout + "; alive=" + process.isAlive() + "; transcript: " + lines);
+              + "' within " + timeout + "; alive=" + process.isAlive() + "; transcript: " + lines
+              + "; its log ends:\n" + stderrTail());
         }
         lines.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
       }
@@ -134,6 +139,16 @@ public final class LeaderProcess implements AutoCloseable {
     return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /** The last few kilobytes of the child's stderr (its log). */
+  public String stderrTail() {
+    try {
+      String log = Files.readString(stderr);
+      return log.length() <= 4000 ? log : log.substring(log.length() - 4000);
+    } catch (IOException e) {
+      return "(unreadable: " + e + ")";
+    }
+  }
+
   public List<String> transcript() {
     synchronized (lines) {
       return List.copyOf(lines);
@@ -154,6 +169,11 @@ public final class LeaderProcess implements AutoCloseable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+    try {
+      Files.deleteIfExists(stderr);
+    } catch (IOException e) {
+      // a temp file left behind is not a failure
     }
   }
 }
