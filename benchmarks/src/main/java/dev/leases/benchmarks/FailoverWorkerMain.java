@@ -4,7 +4,7 @@ import dev.leases.LeaseStore;
 import dev.leases.leader.LeaderListener;
 import dev.leases.leader.LeaderLoop;
 import dev.leases.leader.LossReason;
-import dev.leases.tck.process.StoreRecipe;
+import dev.leases.tck.process.ChildArgs;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -16,8 +16,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * One peer of the failover benchmark, in its own JVM: a {@link LeaderLoop} on the lease and a work
@@ -36,28 +34,13 @@ public final class FailoverWorkerMain {
   private FailoverWorkerMain() {}
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> settings = new HashMap<>();
-    Map<String, String> opts = new HashMap<>();
-    for (String a : args) {
-      if (a.startsWith("--setting=")) {
-        String kv = a.substring("--setting=".length());
-        int eq = kv.indexOf('=');
-        settings.put(kv.substring(0, eq), kv.substring(eq + 1));
-      } else if (a.startsWith("--") && a.contains("=")) {
-        opts.put(a.substring(2, a.indexOf('=')), a.substring(a.indexOf('=') + 1));
-      } else {
-        throw new IllegalArgumentException("unknown argument " + a);
-      }
-    }
-    @SuppressWarnings("unchecked")
-    Class<? extends dev.leases.LeaseStoreFactory> factory =
-        (Class<? extends dev.leases.LeaseStoreFactory>) Class.forName(opts.get("factory"));
-    String worker = opts.get("worker");
-    long workMs = Long.parseLong(opts.getOrDefault("work-ms", "20"));
+    ChildArgs parsed = ChildArgs.parse(args);
+    String worker = parsed.require("worker");
+    long workMs = parsed.longOr("work-ms", 20);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    LeaseStore store = new StoreRecipe(factory, settings).open();
-    LeaderLoop loop = LeaderLoop.builder(store, opts.get("name"))
-        .ttl(Duration.ofMillis(Long.parseLong(opts.get("ttl-ms"))))
+    LeaseStore store = parsed.recipe().open();
+    LeaderLoop loop = LeaderLoop.builder(store, parsed.require("name"))
+        .ttl(Duration.ofMillis(parsed.requireLong("ttl-ms")))
         .listener(new LeaderListener() {
           @Override
           public void acquired(String n, long token) {
@@ -70,7 +53,7 @@ public final class FailoverWorkerMain {
           }
         })
         .start();
-    Fence fence = new Fence(Integer.parseInt(opts.get("fence-port")), worker);
+    Fence fence = new Fence((int) parsed.requireLong("fence-port"), worker);
     Thread work = new Thread(() -> work(loop, fence, workMs, out), "work");
     work.setDaemon(true);
     work.start();

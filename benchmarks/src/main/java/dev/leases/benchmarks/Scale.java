@@ -3,6 +3,7 @@ package dev.leases.benchmarks;
 import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
 import dev.leases.LeaseStore;
+import dev.leases.tck.CountingLeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,7 +47,7 @@ final class Scale {
       names.add("bench-scale-" + runId + "-" + count + "-" + i);
     }
     ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try (CountingStore store = new CountingStore(backend.openStore())) {
+    try (CountingLeaseStore store = new CountingLeaseStore(backend.openStore())) {
       // Acquire all with a long TTL, timing the round; the renewal TTL is sized from it.
       long[] tokens = new long[count];
       AtomicInteger lost = new AtomicInteger();

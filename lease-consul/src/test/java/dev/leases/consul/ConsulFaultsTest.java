@@ -14,6 +14,7 @@ import dev.leases.leader.LeaderLoop;
 import dev.leases.leader.LossReason;
 import dev.leases.tck.ReferenceFencedResource;
 import dev.leases.tck.servers.TcpProxy;
+import dev.leases.tck.CountingLeaseStore;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,7 +54,8 @@ class ConsulFaultsTest {
     try (TcpProxy proxy = new TcpProxy(sharedPort());
         ConsulLeaseStore partitioned = ConsulLeaseStore.builder("http://127.0.0.1:" + proxy.port())
             .callTimeout(CALL_TIMEOUT).build();
-        ConsulLeaseStore healthy = ConsulLeaseStore.builder(ConsulServers.sharedUrl()).build();
+        CountingLeaseStore bStore = new CountingLeaseStore(
+            ConsulLeaseStore.builder(ConsulServers.sharedUrl()).build());
         LeaderLoop a = LeaderLoop.builder(partitioned, n).ttl(TTL).listener(new LeaderListener() {
           @Override
           public void lost(String name, long token, LossReason reason) {
@@ -61,7 +63,7 @@ class ConsulFaultsTest {
             lostAt.compareAndSet(0, System.nanoTime());
           }
         }).build();
-        LeaderLoop b = LeaderLoop.builder(healthy, n).ttl(TTL).listener(new LeaderListener() {
+        LeaderLoop b = LeaderLoop.builder(bStore, n).ttl(TTL).listener(new LeaderListener() {
           @Override
           public void acquired(String name, long token) {
             followerAcquiredAt.compareAndSet(0, System.nanoTime());
@@ -72,8 +74,9 @@ class ConsulFaultsTest {
       assertThat(ta).isPositive();
       resource.write(ta, "a-1");
       b.start();
-      await("b follows").pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
-          .until(() -> b.currentToken() == 0);
+      await("b has read the lease's expiry").atMost(Duration.ofSeconds(5))
+          .until(() -> bStore.inspects() > 0);
+      assertThat(b.currentToken()).isZero();
 
       if (fault.equals("cut")) {
         proxy.cut();

@@ -12,6 +12,7 @@ import dev.leases.leader.LeaderLoop;
 import dev.leases.leader.LossReason;
 import dev.leases.tck.process.LeaderProcess;
 import dev.leases.tck.process.StoreRecipe;
+import dev.leases.tck.CountingLeaseStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -178,13 +179,16 @@ class EtcdClusterFaultsTest {
     long ta = a.awaitLeadership(Duration.ofSeconds(30));
     assertThat(ta).isPositive();
     Recorder bEvents = new Recorder();
-    LeaderLoop b = closeLater(LeaderLoop.builder(store(others), name).ttl(TTL)
+    CountingLeaseStore bStore = new CountingLeaseStore(store(others));
+    LeaderLoop b = closeLater(LeaderLoop.builder(bStore, name).ttl(TTL)
         .listener(bEvents).build());
     b.start();
     LeaseStore probe = store(others);
-    await("b has read the lease").atMost(Duration.ofSeconds(10)).pollDelay(Duration.ofMillis(300))
-        .until(() -> b.currentToken() == 0
-            && probe.inspect(name) instanceof LeaseState.Held h && h.lastToken() == ta);
+    await("b has read the lease's expiry").atMost(Duration.ofSeconds(10))
+        .until(() -> bStore.inspects() > 0);
+    assertThat(b.currentToken()).isZero();
+    assertThat(probe.inspect(name)).isInstanceOfSatisfying(LeaseState.Held.class,
+        h -> assertThat(h.lastToken()).isEqualTo(ta));
 
     cluster.stop(isolated);
     long tb = b.awaitLeadership(TTL.multipliedBy(2).plusSeconds(15));

@@ -337,11 +337,7 @@ public final class JdbcFence {
      * resource to finish), default 5 s; at most one hour. The caller's work is not bounded.
      */
     public Builder callTimeout(Duration callTimeout) {
-      LeaseArguments.requirePositive("callTimeout", callTimeout);
-      if (callTimeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
-        throw new IllegalArgumentException("callTimeout " + callTimeout
-            + " is longer than the limit " + MAX_CALL_TIMEOUT + "; choose a shorter one");
-      }
+      LeaseArguments.requireTimeout("callTimeout", callTimeout, MAX_CALL_TIMEOUT);
       this.callTimeout = callTimeout;
       return this;
     }

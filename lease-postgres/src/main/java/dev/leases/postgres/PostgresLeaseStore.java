@@ -437,12 +437,7 @@ public final class PostgresLeaseStore implements LeaseStore {
      * Keep it well below your TTL: a renewal that takes longer than the lease is worthless.
      */
     public Builder callTimeout(Duration callTimeout) {
-      LeaseArguments.requirePositive("callTimeout", callTimeout);
-      if (callTimeout.compareTo(MAX_CALL_TIMEOUT) > 0) {
-        throw new IllegalArgumentException(
-            "callTimeout " + callTimeout + " is longer than the limit " + MAX_CALL_TIMEOUT
-                + "; choose a shorter one");
-      }
+      LeaseArguments.requireTimeout("callTimeout", callTimeout, MAX_CALL_TIMEOUT);
       this.callTimeout = callTimeout;
       return this;
     }

@@ -679,10 +679,12 @@ public abstract class LeaseStoreTck {
       closeables.add(child);
       String acquired = child.awaitLine("ACQUIRED ", 0, expiryWait().plusSeconds(20));
       long t1 = Long.parseLong(acquired.substring("ACQUIRED ".length()));
-      LeaderLoop follower = loop(store(), name);
+      CountingLeaseStore followerStore = new CountingLeaseStore(store());
+      LeaderLoop follower = loop(followerStore, name);
       follower.start();
-      await("the follower has read the lease").atMost(Duration.ofSeconds(10))
-          .pollDelay(renew).until(() -> follower.currentToken() == 0);
+      await("the follower has read the lease's expiry").atMost(Duration.ofSeconds(10))
+          .until(() -> followerStore.inspects() > 0);
+      assertThat(follower.currentToken()).isZero();
       long killedAt = System.nanoTime();
       child.signal("KILL");
       long t2 = follower.awaitLeadership(expiryWait().plus(expiryWait()));
@@ -702,7 +704,8 @@ public abstract class LeaseStoreTck {
     assertThat(t1).isPositive();
     AtomicInteger acquiredEvents = new AtomicInteger();
     ConcurrentLinkedQueue<Long> tokens = new ConcurrentLinkedQueue<>();
-    LeaderLoop follower = loop(store(), name, new LeaderListener() {
+    CountingLeaseStore followerStore = new CountingLeaseStore(store());
+    LeaderLoop follower = loop(followerStore, name, new LeaderListener() {
       @Override
       public void acquired(String n, long token) {
         acquiredEvents.incrementAndGet();
@@ -710,8 +713,9 @@ public abstract class LeaseStoreTck {
       }
     });
     follower.start();
-    await("the follower has read the lease and gone to sleep").atMost(Duration.ofSeconds(10))
-        .pollDelay(Duration.ofMillis(200)).until(() -> follower.currentToken() == 0);
+    await("the follower has read the lease's expiry and gone to sleep")
+        .atMost(Duration.ofSeconds(10)).until(() -> followerStore.inspects() > 0);
+    assertThat(follower.currentToken()).isZero();
     long closedAt = System.nanoTime();
     leader.close();
     long t2 = follower.awaitLeadership(expiryWait());

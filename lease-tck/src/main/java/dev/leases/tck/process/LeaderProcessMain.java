@@ -1,7 +1,6 @@
 package dev.leases.tck.process;
 
 import dev.leases.LeaseStore;
-import dev.leases.LeaseStoreFactory;
 import dev.leases.leader.LeaderListener;
 import dev.leases.leader.LeaderLoop;
 import dev.leases.leader.LossReason;
@@ -10,13 +9,11 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * A separate JVM that runs a {@link LeaderLoop} and talks to its parent over stdin/stdout, so that
- * the parent can stop it with {@code SIGSTOP}, resume it, or kill it. Arguments:
- * {@code --factory=CLASS --name=LEASE --ttl-ms=N [--renew-ms=N] [--setting=KEY=VALUE ...]}.
+ * the parent can stop it with {@code SIGSTOP}, resume it, or kill it. Arguments ({@link ChildArgs}):
+ * {@code --factory=CLASS [--setting=KEY=VALUE ...] --name=LEASE --ttl-ms=N [--renew-ms=N]}.
  *
  * <p>It prints {@code ACQUIRED t}, {@code LOST t REASON} and {@code ADVANCED a b} as the loop's
  * listener hears them, and answers these commands: {@code CAPTURE} (the worker reads the current
@@ -30,32 +27,12 @@ public final class LeaderProcessMain {
   private LeaderProcessMain() {}
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> settings = new HashMap<>();
-    String factory = null;
-    String name = null;
-    long ttlMs = 0;
-    long renewMs = 0;
-    for (String a : args) {
-      if (a.startsWith("--factory=")) {
-        factory = a.substring("--factory=".length());
-      } else if (a.startsWith("--name=")) {
-        name = a.substring("--name=".length());
-      } else if (a.startsWith("--ttl-ms=")) {
-        ttlMs = Long.parseLong(a.substring("--ttl-ms=".length()));
-      } else if (a.startsWith("--renew-ms=")) {
-        renewMs = Long.parseLong(a.substring("--renew-ms=".length()));
-      } else if (a.startsWith("--setting=")) {
-        String kv = a.substring("--setting=".length());
-        int eq = kv.indexOf('=');
-        settings.put(kv.substring(0, eq), kv.substring(eq + 1));
-      } else {
-        throw new IllegalArgumentException("unknown argument " + a);
-      }
-    }
+    ChildArgs parsed = ChildArgs.parse(args);
+    String name = parsed.require("name");
+    long ttlMs = parsed.requireLong("ttl-ms");
+    long renewMs = parsed.longOr("renew-ms", 0);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    LeaseStoreFactory f = (LeaseStoreFactory) Class.forName(factory).getDeclaredConstructor()
-        .newInstance();
-    LeaseStore store = f.open(settings);
+    LeaseStore store = parsed.recipe().open();
     LeaderLoop.Builder b = LeaderLoop.builder(store, name).ttl(Duration.ofMillis(ttlMs))
         .listener(new LeaderListener() {
           @Override

@@ -1,4 +1,4 @@
-package dev.leases.benchmarks;
+package dev.leases.tck;
 
 import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
@@ -10,17 +10,28 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Counts the calls made to a store (each is one round trip for the PostgreSQL and Redis stores). */
-final class CountingStore extends ForwardingLeaseStore {
+/**
+ * Counts the calls made to a store: round trips for the benchmark, and a condition to wait on in
+ * tests ("the follower has read the lease's expiry" is {@code inspects() > 0}: a leader loop that
+ * missed an acquire inspects the lease, then sleeps until the expiry it read or a release hint).
+ */
+public final class CountingLeaseStore extends ForwardingLeaseStore {
 
   private final AtomicLong calls = new AtomicLong();
+  private final AtomicLong inspects = new AtomicLong();
 
-  CountingStore(LeaseStore delegate) {
+  public CountingLeaseStore(LeaseStore delegate) {
     super(delegate);
   }
 
-  long calls() {
+  /** Every acquire-or-renew, release, token and inspect call so far. */
+  public long calls() {
     return calls.get();
+  }
+
+  /** The inspect calls so far. */
+  public long inspects() {
+    return inspects.get();
   }
 
   @Override
@@ -44,6 +55,7 @@ final class CountingStore extends ForwardingLeaseStore {
   @Override
   public LeaseState inspect(String name) {
     calls.incrementAndGet();
+    inspects.incrementAndGet();
     return super.inspect(name);
   }
 }
