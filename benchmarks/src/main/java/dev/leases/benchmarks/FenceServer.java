@@ -2,19 +2,12 @@ package dev.leases.benchmarks;
 
 import dev.leases.FencedOutException;
 import dev.leases.tck.ReferenceFencedResource;
+import dev.leases.tck.remote.LoopbackLineServer;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
 import java.io.Writer;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The failover benchmark's fenced resource: a {@link ReferenceFencedResource} in the harness JVM
@@ -31,20 +24,15 @@ final class FenceServer implements AutoCloseable {
 
   private final ReferenceFencedResource<String> resource;
   private final List<WriteEvent> events = new ArrayList<>();
-  private final ServerSocket socket;
-  private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
-  private volatile boolean closed;
+  private final LoopbackLineServer server;
 
   FenceServer(String name) throws IOException {
     this.resource = new ReferenceFencedResource<>(name);
-    this.socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    Thread t = new Thread(this::acceptLoop, "fence-server-" + socket.getLocalPort());
-    t.setDaemon(true);
-    t.start();
+    this.server = LoopbackLineServer.start("fence-server", this::serve);
   }
 
   int port() {
-    return socket.getLocalPort();
+    return server.port();
   }
 
   /** Applies one write; public to the package so tests can drive the resource without sockets. */
@@ -109,62 +97,24 @@ final class FenceServer implements AutoCloseable {
     }
   }
 
-  private void acceptLoop() {
-    while (!closed) {
-      try {
-        Socket s = socket.accept();
-        s.setTcpNoDelay(true);
-        clients.add(s);
-        Thread t = new Thread(() -> serve(s), "fence-conn-" + s.getPort());
-        t.setDaemon(true);
-        t.start();
-      } catch (IOException e) {
-        if (closed) {
-          return;
-        }
+  private void serve(BufferedReader in, Writer out) throws IOException {
+    String line;
+    while ((line = in.readLine()) != null) {
+      String[] f = line.trim().split(" ");
+      String reply;
+      if (f.length == 4 && f[0].equals("WRITE")) {
+        WriteEvent ev = write(Long.parseLong(f[1]), f[2], Long.parseLong(f[3]));
+        reply = ev.accepted() ? "OK" : "REJECTED " + resource.highestToken();
+      } else {
+        reply = "ERROR expected: WRITE <token> <worker> <seq>";
       }
-    }
-  }
-
-  private void serve(Socket s) {
-    try (s;
-        BufferedReader in = new BufferedReader(
-            new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
-        Writer out = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8)) {
-      String line;
-      while ((line = in.readLine()) != null) {
-        String[] f = line.trim().split(" ");
-        String reply;
-        if (f.length == 4 && f[0].equals("WRITE")) {
-          WriteEvent ev = write(Long.parseLong(f[1]), f[2], Long.parseLong(f[3]));
-          reply = ev.accepted() ? "OK" : "REJECTED " + resource.highestToken();
-        } else {
-          reply = "ERROR expected: WRITE <token> <worker> <seq>";
-        }
-        out.write(reply + "\n");
-        out.flush();
-      }
-    } catch (IOException | RuntimeException e) {
-      // the worker went away (killed on purpose in the crash scenario)
-    } finally {
-      clients.remove(s);
+      out.write(reply + "\n");
+      out.flush();
     }
   }
 
   @Override
   public void close() {
-    closed = true;
-    try {
-      socket.close();
-    } catch (IOException e) {
-      // closing anyway
-    }
-    for (Socket s : clients) {
-      try {
-        s.close();
-      } catch (IOException e) {
-        // closing anyway
-      }
-    }
+    server.close();
   }
 }

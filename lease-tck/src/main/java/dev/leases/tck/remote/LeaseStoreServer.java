@@ -5,20 +5,12 @@ import dev.leases.LeaseStore;
 import dev.leases.TtlRange;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
 import java.io.Writer;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Serves a {@link LeaseStore} (typically the in-memory reference store) to other processes on a
@@ -29,16 +21,11 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class LeaseStoreServer implements AutoCloseable {
 
   private final LeaseStore store;
-  private final ServerSocket socket;
-  private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
-  private volatile boolean closed;
+  private final LoopbackLineServer server;
 
   private LeaseStoreServer(LeaseStore store) throws IOException {
     this.store = store;
-    this.socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    Thread t = new Thread(this::acceptLoop, "leases-store-server-" + socket.getLocalPort());
-    t.setDaemon(true);
-    t.start();
+    this.server = LoopbackLineServer.start("leases-store-server", this::serve);
   }
 
   /** Serves {@code store} on a free loopback port until closed. */
@@ -47,33 +34,12 @@ public final class LeaseStoreServer implements AutoCloseable {
   }
 
   public int port() {
-    return socket.getLocalPort();
+    return server.port();
   }
 
-  private void acceptLoop() {
-    while (!closed) {
-      try {
-        Socket s = socket.accept();
-        s.setTcpNoDelay(true);
-        clients.add(s);
-        Thread t = new Thread(() -> serve(s), "leases-store-conn-" + s.getPort());
-        t.setDaemon(true);
-        t.start();
-      } catch (IOException e) {
-        if (!closed) {
-          continue;
-        }
-        return;
-      }
-    }
-  }
-
-  private void serve(Socket s) {
+  private void serve(BufferedReader in, Writer out) throws IOException {
     List<LeaseStore.Subscription> subscriptions = new ArrayList<>();
-    try (s;
-        BufferedReader in = new BufferedReader(
-            new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
-        Writer out = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8)) {
+    try {
       String line;
       while ((line = in.readLine()) != null) {
         String[] f = line.split(Wire.SEP, -1);
@@ -87,11 +53,8 @@ public final class LeaseStoreServer implements AutoCloseable {
           out.flush();
         }
       }
-    } catch (IOException e) {
-      // client went away
     } finally {
       subscriptions.forEach(LeaseStore.Subscription::close);
-      clients.remove(s);
     }
   }
 
@@ -164,18 +127,6 @@ public final class LeaseStoreServer implements AutoCloseable {
   /** Stops accepting and drops every connection (clients then fail their calls). */
   @Override
   public void close() {
-    closed = true;
-    try {
-      socket.close();
-    } catch (IOException e) {
-      // closing anyway
-    }
-    for (Socket s : clients) {
-      try {
-        s.close();
-      } catch (IOException e) {
-        // closing anyway
-      }
-    }
+    server.close();
   }
 }
