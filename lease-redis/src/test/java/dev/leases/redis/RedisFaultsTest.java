@@ -71,8 +71,8 @@ class RedisFaultsTest {
     String shared = RedisServers.sharedUri();
     int port = Integer.parseInt(shared.substring(shared.lastIndexOf(':') + 1));
     try (TcpProxy proxy = new TcpProxy(port);
-        RedisLeaseStore partitioned = RedisLeaseStore.builder("redis://127.0.0.1:" + proxy.port()).commandTimeout(TIMEOUT)
-            .build();
+        RedisLeaseStore partitioned = RedisLeaseStore.builder("redis://127.0.0.1:" + proxy.port())
+            .commandTimeout(TIMEOUT).build();
         RedisLeaseStore healthy = RedisLeaseStore.builder(shared).build()) {
       String n = "stall-" + UUID.randomUUID();
       HolderId a = HolderId.generate();
@@ -111,8 +111,8 @@ class RedisFaultsTest {
     String shared = RedisServers.sharedUri();
     int port = Integer.parseInt(shared.substring(shared.lastIndexOf(':') + 1));
     try (TcpProxy proxy = new TcpProxy(port);
-        RedisLeaseStore partitioned = RedisLeaseStore.builder("redis://127.0.0.1:" + proxy.port()).commandTimeout(TIMEOUT)
-            .build();
+        RedisLeaseStore partitioned = RedisLeaseStore.builder("redis://127.0.0.1:" + proxy.port())
+            .commandTimeout(TIMEOUT).build();
         RedisLeaseStore healthy = RedisLeaseStore.builder(shared).build()) {
       String n = "cut-" + UUID.randomUUID();
       HolderId a = HolderId.generate();
