@@ -16,11 +16,69 @@ public final class LeaseArguments {
   private LeaseArguments() {}
 
   /**
-   * Checks a lease name: 1 to {@value #MAX_NAME_LENGTH} characters, not blank, no control characters.
-   * Any other character is allowed: stores must treat the name as data, never as syntax.
+   * Checks a lease name: 1 to {@value #MAX_NAME_LENGTH} characters, not blank, no control characters,
+   * well-formed UTF-16 (no unpaired surrogate). Any other character is allowed: stores must treat the
+   * name as data, never as syntax.
    */
   public static String requireName(String name) {
     return requireText("lease name", name, MAX_NAME_LENGTH);
+  }
+
+  /**
+   * Checks any text that a store turns into bytes (a name, a holder id, a key, a resource or table
+   * name): 1 to {@code maxLength} characters, not blank, no control characters, and well-formed
+   * UTF-16. An unpaired surrogate has no UTF-8 encoding: Java writes it as {@code ?}, so two distinct
+   * strings would become one key, one row or one holder.
+   *
+   * @param what how the message names the value, e.g. {@code "fence resource"}
+   */
+  public static String requireText(String what, String value, int maxLength) {
+    Objects.requireNonNull(value, () -> what + " must not be null");
+    if (value.isBlank()) {
+      throw new IllegalArgumentException(what + " must not be blank");
+    }
+    if (value.length() > maxLength) {
+      throw new IllegalArgumentException(
+          what + " is " + value.length() + " characters long; the limit is " + maxLength);
+    }
+    for (int i = 0; i < value.length(); i++) {
+      if (Character.isISOControl(value.charAt(i))) {
+        throw new IllegalArgumentException(
+            what + " must not contain control characters (found U+"
+                + String.format("%04X", (int) value.charAt(i)) + " at index " + i + ")");
+      }
+    }
+    return requireWellFormed(what, value);
+  }
+
+  /**
+   * Checks that {@code value} is well-formed UTF-16: every high surrogate is followed by a low one
+   * and every low surrogate follows a high one. Such strings encode to UTF-8 and back unchanged;
+   * others do not (an unpaired surrogate becomes {@code ?}), so distinct strings would collide.
+   */
+  public static String requireWellFormed(String what, String value) {
+    Objects.requireNonNull(value, () -> what + " must not be null");
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (Character.isHighSurrogate(c)) {
+        if (i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+          i++;
+          continue;
+        }
+        throw unpaired(what, c, i);
+      }
+      if (Character.isLowSurrogate(c)) {
+        throw unpaired(what, c, i);
+      }
+    }
+    return value;
+  }
+
+  private static IllegalArgumentException unpaired(String what, char c, int index) {
+    return new IllegalArgumentException(what + " is not well-formed UTF-16: unpaired surrogate U+"
+        + String.format("%04X", (int) c) + " at index " + index + " has no UTF-8 encoding and would"
+        + " collide with other text; pass a complete character (a high surrogate followed by a low"
+        + " one) or remove it");
   }
 
   /** Checks a positive, non-null TTL (range checks are {@link TtlRange#check(Duration)}). */
@@ -41,25 +99,6 @@ public final class LeaseArguments {
     if (value.compareTo(max) > 0) {
       throw new IllegalArgumentException(what + " " + value + " is above the limit " + max
           + "; choose a shorter one, well below the TTLs you use");
-    }
-    return value;
-  }
-
-  static String requireText(String what, String value, int maxLength) {
-    Objects.requireNonNull(value, () -> what + " must not be null");
-    if (value.isBlank()) {
-      throw new IllegalArgumentException(what + " must not be blank");
-    }
-    if (value.length() > maxLength) {
-      throw new IllegalArgumentException(
-          what + " is " + value.length() + " characters long; the limit is " + maxLength);
-    }
-    for (int i = 0; i < value.length(); i++) {
-      if (Character.isISOControl(value.charAt(i))) {
-        throw new IllegalArgumentException(
-            what + " must not contain control characters (found U+"
-                + String.format("%04X", (int) value.charAt(i)) + " at index " + i + ")");
-      }
     }
     return value;
   }

@@ -25,6 +25,24 @@ class ValuesTest {
   }
 
   @Test
+  void malformedUtf16IsRefusedInNamesAndHolders() {
+    for (String bad : new String[] {"c\uD800x", "c\uDC00x", "w\uD800", "\uDC00\uD800", "x\uDBFF"}) {
+      assertThatThrownBy(() -> LeaseArguments.requireName(bad))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("lease name is not well-formed UTF-16")
+          .hasMessageContaining("unpaired surrogate U+");
+      assertThatThrownBy(() -> new HolderId(bad))
+          .hasMessageContaining("holder id is not well-formed UTF-16");
+      assertThatThrownBy(() -> dev.leases.spi.KeyText.percentEncode(bad, ""))
+          .hasMessageContaining("not well-formed UTF-16");
+    }
+    assertThat(LeaseArguments.requireName("c\uD83D\uDE00x")).isEqualTo("c\uD83D\uDE00x");
+    assertThat(new HolderId("w\uD83D\uDE00").value()).isEqualTo("w\uD83D\uDE00");
+    assertThat(LeaseArguments.requireText("fence resource", "r\uD83D\uDE00", 10))
+        .isEqualTo("r\uD83D\uDE00");
+  }
+
+  @Test
   void ttlRangeNamesItselfWhenItRefuses() {
     TtlRange r = new TtlRange(Duration.ofSeconds(1), Duration.ofMinutes(5), Duration.ofSeconds(1));
     assertThat(r.check(Duration.ofSeconds(1))).isEqualTo(Duration.ofSeconds(1));

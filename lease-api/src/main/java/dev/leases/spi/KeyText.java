@@ -21,8 +21,12 @@ public final class KeyText {
    * Percent-encodes the UTF-8 bytes of {@code s} except ASCII letters, digits, {@code -._~} and the
    * characters in {@code alsoKeep}. Injective: two different names never give the same text, and
    * the output holds no character outside that set besides {@code %} and hex digits.
+   *
+   * @throws IllegalArgumentException if {@code s} is not well-formed UTF-16 (an unpaired surrogate
+   *     has no UTF-8 encoding, so the encoding would not be injective)
    */
   public static String percentEncode(String s, String alsoKeep) {
+    dev.leases.LeaseArguments.requireWellFormed("key text", s);
     byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
     StringBuilder sb = new StringBuilder(bytes.length + 8);
     for (byte b : bytes) {
