@@ -18,7 +18,11 @@ public sealed interface LeaseState permits LeaseState.Free, LeaseState.Held, Lea
 
   Status status();
 
-  /** The highest fencing token the store has issued for this name, 0 if none is known. */
+  /**
+   * The same bound as {@link LeaseStore#token(String)}: no token issued for this name is larger, and
+   * every later grant of a new tenure is larger; exactly the latest grant's token while the store
+   * keeps its record of the name; 0 if none is known.
+   */
   long lastToken();
 
   /** Nobody holds the lease: never granted, or released. */

@@ -45,7 +45,17 @@ public interface LeaseStore extends AutoCloseable {
    */
   boolean release(String name, HolderId holder);
 
-  /** The highest token the store has issued for {@code name}, empty if it has issued none. */
+  /**
+   * A token {@code t} for {@code name} that fences everything issued so far: every token the store
+   * has issued for the name is {@code <= t}, and every grant of a new tenure after this call gets a
+   * token {@code > t}.
+   *
+   * <p>While the store keeps its record of the name, {@code t} is exactly the latest grant's token.
+   * When that record is gone (deleted out of band) or was never written, a store may answer a
+   * store-wide bound instead (a sequence value, a Raft index), so an operator's delete can never make
+   * the answer go back. Empty only when the store knows of no token for the name and keeps no such
+   * bound; treat empty as 0.
+   */
   OptionalLong token(String name);
 
   /** Reads the lease's state from the store, never from a cache. */
