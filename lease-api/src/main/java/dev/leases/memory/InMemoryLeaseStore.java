@@ -25,7 +25,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Expiry is judged on the clock's monotonic time; {@link LeaseGrant#expiresAt()} reports it in
  * the clock's wall time. Tokens come from one counter for the whole store, so they never go
- * backwards for a name, even after {@link #deleteOutOfBand(String)}.
+ * backwards for a name, even after {@link #deleteOutOfBand(String)}; for a name it has no record of,
+ * {@link #token(String)} and {@link #inspect(String)} answer that counter (the bound the
+ * {@link LeaseStore#token(String)} contract allows), empty before the first grant.
  *
  * <p>{@link #newClient()} returns another handle on the same leases, as a second process's client
  * would be; closing one handle does not affect the others.
@@ -104,7 +106,10 @@ public final class InMemoryLeaseStore implements LeaseStore {
     ensureOpen();
     synchronized (shared) {
       Entry e = shared.entries.get(name);
-      return e == null ? OptionalLong.empty() : OptionalLong.of(e.token);
+      if (e != null) {
+        return OptionalLong.of(e.token);
+      }
+      return shared.counter == 0 ? OptionalLong.empty() : OptionalLong.of(shared.counter);
     }
   }
 
@@ -116,7 +121,7 @@ public final class InMemoryLeaseStore implements LeaseStore {
       long now = shared.clock.monotonicNanos();
       Entry e = shared.entries.get(name);
       if (e == null) {
-        return new LeaseState.Free(name, 0);
+        return new LeaseState.Free(name, shared.counter);
       }
       if (e.holder == null) {
         return new LeaseState.Free(name, e.token);

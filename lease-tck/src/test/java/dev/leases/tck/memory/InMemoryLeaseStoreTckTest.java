@@ -6,7 +6,9 @@ import dev.leases.tck.LeaseStoreTck;
 import dev.leases.tck.process.StoreRecipe;
 import dev.leases.tck.remote.LeaseStoreServer;
 import dev.leases.tck.remote.RemoteLeaseStoreFactory;
+import dev.leases.tck.remote.RemoteLeaseStore;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -40,6 +42,16 @@ class InMemoryLeaseStoreTckTest extends LeaseStoreTck {
   @Override
   protected StoreRecipe storeRecipe() {
     return new StoreRecipe(RemoteLeaseStoreFactory.class, Map.of("port", Integer.toString(server.port())));
+  }
+
+  @Override
+  protected int storePort() {
+    return server.port();
+  }
+
+  @Override
+  protected LeaseStore newStoreVia(int port, Duration callTimeout) {
+    return new RemoteLeaseStore(port, callTimeout);
   }
 
   @Override
