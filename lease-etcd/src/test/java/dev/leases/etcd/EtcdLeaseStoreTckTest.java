@@ -49,6 +49,17 @@ class EtcdLeaseStoreTckTest extends LeaseStoreTck {
             EtcdLeaseStoreFactory.KEY_PREFIX, prefix));
   }
 
+  @Override
+  protected int storePort() {
+    return java.net.URI.create(EtcdServers.endpointList().get(0)).getPort();
+  }
+
+  @Override
+  protected LeaseStore newStoreVia(int port, Duration callTimeout) {
+    return EtcdLeaseStore.builder("http://127.0.0.1:" + port).keyPrefix(prefix)
+        .callTimeout(callTimeout).build();
+  }
+
   /** Deletes everything the store keeps for the name: the lease key and the companion key. */
   @Override
   protected void deleteOutOfBand(String name) throws Exception {

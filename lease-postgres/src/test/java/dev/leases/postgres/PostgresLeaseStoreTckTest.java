@@ -2,11 +2,14 @@ package dev.leases.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.LeaseStore;
+import dev.leases.spi.ForwardingLeaseStore;
 import dev.leases.tck.LeaseStoreTck;
 import dev.leases.tck.process.StoreRecipe;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -28,6 +31,27 @@ class PostgresLeaseStoreTckTest extends LeaseStoreTck {
   @Override
   protected StoreRecipe storeRecipe() {
     return new StoreRecipe(PostgresLeaseStoreFactory.class, settings());
+  }
+
+  @Override
+  protected int storePort() {
+    return java.net.URI.create(PostgresServers.url().substring("jdbc:".length())).getPort();
+  }
+
+  /** A store on its own pool through {@code port}; closing the store closes the pool. */
+  @Override
+  protected LeaseStore newStoreVia(int port, Duration callTimeout) {
+    String url = PostgresServers.url().replaceFirst(":" + storePort() + "/", ":" + port + "/");
+    HikariDataSource pool = PostgresServers.pool(url, 2,
+        config -> config.setConnectionTimeout(callTimeout.toMillis() + 250));
+    LeaseStore store = PostgresLeaseStore.builder(pool).callTimeout(callTimeout).build();
+    return new ForwardingLeaseStore(store) {
+      @Override
+      public void close() {
+        super.close();
+        pool.close();
+      }
+    };
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.leases.redis;
 import dev.leases.LeaseStore;
 import dev.leases.tck.LeaseStoreTck;
 import dev.leases.tck.process.StoreRecipe;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -36,6 +37,16 @@ class RedisLeaseStoreTckTest extends LeaseStoreTck {
   protected StoreRecipe storeRecipe() {
     return new StoreRecipe(RedisLeaseStoreFactory.class,
         Map.of(RedisLeaseStoreFactory.URI, RedisServers.sharedUri()));
+  }
+
+  @Override
+  protected int storePort() {
+    return java.net.URI.create(RedisServers.sharedUri()).getPort();
+  }
+
+  @Override
+  protected LeaseStore newStoreVia(int port, Duration callTimeout) {
+    return RedisLeaseStore.builder("redis://127.0.0.1:" + port).commandTimeout(callTimeout).build();
   }
 
   /** An operator's {@code DEL} of the lease and of its last-tenure record; the counter stays. */
