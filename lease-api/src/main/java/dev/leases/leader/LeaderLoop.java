@@ -6,12 +6,17 @@ import dev.leases.LeaseGrant;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
+import dev.leases.spi.FailureLog;
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -39,15 +44,32 @@ import org.slf4j.LoggerFactory;
  *   <li>As a follower, sleeps until the expiry it last read from the store, or until the store hints
  *       that the lease was released.
  *   <li>Releases the lease on {@link #close()}, so a clean shutdown hands over at once.
+ *   <li>{@link #revoke()} is "revoke on the way in" for a platform that knows the process was
+ *       restored from a snapshot or checkpoint — the one case the clock comparison cannot see, when
+ *       both clocks were frozen with the process.
  * </ul>
  *
  * <p>Work reads {@link #currentToken()} once when it starts and passes that token to a fenced
  * resource with every write. The token is a promise about the past, not the present: only the
  * resource can reject a superseded holder.
+ *
+ * <p><b>Threads.</b> A loop owns no thread. Its steps run on a scheduler shared by every loop of the
+ * process (2 to 4 daemon threads, {@code leases-loop-*}), its store calls on a shared pool of at most
+ * {@value LeaseThreads#MAX_CALLS_IN_FLIGHT} daemon threads ({@code leases-call-*}; a call is
+ * abandoned at its timeout, and when that many are still running further calls fail as unavailable,
+ * so a hung store cannot pile up threads), and its listener callbacks on a shared pool
+ * ({@code leases-listener-*}), one callback at a time per loop. The builder accepts your own
+ * {@linkplain Builder#scheduler scheduler} and {@linkplain Builder#listenerExecutor listener
+ * executor}.
+ *
+ * <p><b>Failures are visible.</b> A failing acquire attempt (store unreachable, bad credentials,
+ * missing permissions) is logged at WARN with its cause the first time, then at most once a minute
+ * with a count while it persists, and at INFO when it recovers.
  */
 public final class LeaderLoop implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(LeaderLoop.class);
+  private static final Duration FAILURE_LOG_INTERVAL = Duration.ofMinutes(1);
 
   private final LeaseStore store;
   private final String name;
@@ -59,26 +81,31 @@ public final class LeaderLoop implements AutoCloseable {
   private final Duration retryBackoff;
   private final Duration callTimeout;
   private final LeaseClock clock;
-  private final List<LeaderListener> listeners;
   private final StoreCalls calls;
+  private final ScheduledExecutorService scheduler;
+  private final ListenerQueue events;
+  private final FailureLog acquireFailures;
 
   private final ReentrantLock lock = new ReentrantLock();
-  private final Condition wakeup = lock.newCondition();
-  private final Condition leadershipChanged = lock.newCondition();
+  private final Condition changed = lock.newCondition();
   private boolean wakeRequested;
+  private boolean stepRunning;
+  private boolean started;
+  private ScheduledFuture<?> pending;
 
   private volatile HolderId holder;
   private volatile Tenure tenure;
   private volatile boolean closed;
+  /** Bumped by {@link #revoke()}: a store call sent before a revoke must not set a tenure. */
+  private volatile long epoch;
   private boolean stepped;
   private long lastStepMono;
   private long lastStepWall;
-  private Thread thread;
   private LeaseStore.Subscription subscription;
 
   private record Tenure(long token, long monoDeadline, long wallDeadline) {}
 
-  private LeaderLoop(Builder b, StoreCalls calls) {
+  private LeaderLoop(Builder b) {
     this.store = b.store;
     this.name = b.name;
     this.ttl = b.ttl;
@@ -89,9 +116,13 @@ public final class LeaderLoop implements AutoCloseable {
     this.retryBackoff = b.retryBackoff;
     this.callTimeout = b.callTimeout;
     this.clock = b.clock;
-    this.listeners = List.copyOf(b.listeners);
     this.holder = b.holder;
-    this.calls = calls;
+    this.calls = b.calls != null ? b.calls : StoreCalls.bounded(LeaseThreads.sharedCalls());
+    this.scheduler = b.scheduler;
+    this.events = new ListenerQueue(name, List.copyOf(b.listeners),
+        b.listenerExecutor != null ? b.listenerExecutor : LeaseThreads.sharedListeners());
+    this.acquireFailures = new FailureLog(log, "lease '" + name + "': acquire attempt",
+        FAILURE_LOG_INTERVAL, clock);
   }
 
   /** Starts configuring a loop for lease {@code name} on {@code store}. */
@@ -136,19 +167,25 @@ public final class LeaderLoop implements AutoCloseable {
   /**
    * Waits up to {@code timeout} (real time) for this loop to lead.
    *
-   * @return the token, or 0 if it did not become leader in time
+   * @return the token, or 0 if it did not become leader in time or the loop was closed
+   * @throws IllegalStateException if the loop was never {@linkplain #start() started}: it would
+   *     never lead
    */
   public long awaitLeadership(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     lock.lock();
     try {
+      if (!started && !closed) {
+        throw new IllegalStateException("leader loop for '" + name + "' was not started: call"
+            + " start() (or build with Builder.start()) before awaiting leadership");
+      }
       long token;
       while ((token = currentToken()) == 0 && !closed) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return 0;
         }
-        leadershipChanged.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+        changed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
       }
       return token;
     } finally {
@@ -156,20 +193,20 @@ public final class LeaderLoop implements AutoCloseable {
     }
   }
 
-  /** Starts the loop's daemon thread. Idempotent. */
+  /** Starts contending on the loop's scheduler. Idempotent. */
   public LeaderLoop start() {
     lock.lock();
     try {
       if (closed) {
         throw new LeaseStoreClosedException("leader loop for '" + name + "' is closed");
       }
-      if (thread != null) {
+      if (started) {
         return this;
       }
+      started = true;
       subscription = store.onRelease(name, this::wake);
-      thread = new Thread(this::run, "leases-leader-" + name);
-      thread.setDaemon(true);
-      thread.start();
+      RestoreHooks.register(this);
+      scheduleLocked(Duration.ZERO);
       return this;
     } finally {
       lock.unlock();
@@ -177,32 +214,70 @@ public final class LeaderLoop implements AutoCloseable {
   }
 
   /**
+   * Revoke on the way in: stands down at once (listeners hear {@link LossReason#REVOKED}), takes a
+   * fresh holder id from fresh entropy, and contends again like a newly started loop. Call it when
+   * the platform knows this process was restored from a snapshot or checkpoint, or may exist twice:
+   * when both clocks were frozen with the process, the loop's own wall-versus-monotonic check sees
+   * nothing. Checkpoint/restore hooks call it for you where the JVM has them
+   * ({@code org.crac}, used by AWS SnapStart); see {@link RestoreHooks}. Thread-safe; a store call
+   * in flight when it is called cannot make the loop leader under the old id.
+   *
+   * <p>The old holder id's tenure is not released (a second copy of this process may be using the
+   * same id): it expires by its TTL, so leadership may pause for up to one TTL.
+   */
+  public void revoke() {
+    lock.lock();
+    try {
+      epoch++;
+      holder = HolderId.generate();
+      wakeRequested = true;
+    } finally {
+      lock.unlock();
+    }
+    log.warn("lease '{}': revoked (restore or explicit call); standing down and contending as {}",
+        name, holder);
+    standDown(LossReason.REVOKED);
+    reschedule();
+  }
+
+  /**
    * Stops the loop and, if it leads, releases the lease so that a follower takes over at once.
-   * Waits for an in-flight store call to finish (bounded by the call timeout).
+   * Waits for a step in flight to finish (bounded by the call timeout). Listeners hear
+   * {@code lost(CLOSED)} after every earlier event, on the listener thread, possibly after this
+   * method returns.
    */
   @Override
   public void close() {
-    Thread t;
+    ScheduledFuture<?> p;
     lock.lock();
     try {
       if (closed) {
         return;
       }
       closed = true;
-      wakeRequested = true;
-      wakeup.signalAll();
-      leadershipChanged.signalAll();
-      t = thread;
+      p = pending;
+      pending = null;
+      changed.signalAll();
+      long waitUntil = System.nanoTime() + callTimeout.plusSeconds(1).toNanos();
+      while (stepRunning) {
+        long left = waitUntil - System.nanoTime();
+        if (left <= 0) {
+          log.warn("lease '{}': a step is still running after {}; closing anyway", name,
+              callTimeout.plusSeconds(1));
+          break;
+        }
+        changed.awaitNanos(left);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      p = null;
     } finally {
       lock.unlock();
     }
-    if (t != null && t != Thread.currentThread()) {
-      try {
-        t.join(callTimeout.plus(renewInterval).toMillis() + 1000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+    if (p != null) {
+      p.cancel(false);
     }
+    RestoreHooks.unregister(this);
     if (subscription != null) {
       subscription.close();
     }
@@ -213,41 +288,64 @@ public final class LeaderLoop implements AutoCloseable {
       try {
         calls.call(() -> store.release(name, h), callTimeout);
       } catch (Exception e) {
-        log.warn("lease '{}': release on close failed; it will expire by its TTL", name, e);
+        log.warn("lease '{}': release on close failed; it will expire by its TTL: {}", name,
+            FailureLog.describe(e));
       }
-    }
-    calls.close();
-  }
-
-  private void run() {
-    while (!closed) {
-      Duration next;
-      try {
-        next = step();
-      } catch (RuntimeException e) {
-        log.error("lease '{}': unexpected error in leader loop", name, e);
-        next = renewInterval;
-      }
-      sleep(next);
     }
   }
 
-  private void sleep(Duration d) {
-    long nanos = d.toNanos();
+  private void runStep() {
     lock.lock();
     try {
-      long end = System.nanoTime() + nanos;
-      while (!wakeRequested && !closed) {
-        long left = end - System.nanoTime();
-        if (left <= 0) {
-          break;
-        }
-        wakeup.awaitNanos(left);
+      if (closed) {
+        return;
+      }
+      stepRunning = true;
+      pending = null;
+    } finally {
+      lock.unlock();
+    }
+    Duration next;
+    try {
+      next = step();
+    } catch (RuntimeException e) {
+      log.error("lease '{}': unexpected error in leader loop", name, e);
+      next = renewInterval;
+    }
+    lock.lock();
+    try {
+      stepRunning = false;
+      changed.signalAll();
+      if (wakeRequested && tenure == null) {
+        next = Duration.ZERO;
       }
       wakeRequested = false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      closed = true;
+      scheduleLocked(next);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void scheduleLocked(Duration delay) {
+    if (closed) {
+      return;
+    }
+    try {
+      pending = scheduler.schedule(this::runStep, Math.max(0, delay.toNanos()), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      log.error("lease '{}': the scheduler refused the next step (shut down?); the loop stops and"
+          + " its token drops to 0 at the local deadline", name);
+    }
+  }
+
+  /** A release hint or a revoke: run the next step now instead of at its scheduled time. */
+  private void reschedule() {
+    lock.lock();
+    try {
+      wakeRequested = true;
+      if (started && !stepRunning && pending != null && pending.cancel(false)) {
+        scheduleLocked(Duration.ZERO);
+      }
     } finally {
       lock.unlock();
     }
@@ -257,13 +355,7 @@ public final class LeaderLoop implements AutoCloseable {
     if (tenure != null) {
       return;
     }
-    lock.lock();
-    try {
-      wakeRequested = true;
-      wakeup.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    reschedule();
   }
 
   /**
@@ -274,6 +366,7 @@ public final class LeaderLoop implements AutoCloseable {
     if (closed) {
       return Duration.ZERO;
     }
+    events.checkSlow(renewInterval.toNanos());
     long m0 = clock.monotonicNanos();
     long w0 = clock.wallMillis();
     if (stepped) {
@@ -283,13 +376,21 @@ public final class LeaderLoop implements AutoCloseable {
         log.warn("lease '{}': wall clock moved {} ms while monotonic time moved {} ms: paused,"
             + " restored or clock stepped; standing down and contending with a fresh holder id",
             name, wallMs, monoMs);
+        lock.lock();
+        try {
+          epoch++;
+          holder = HolderId.generate();
+        } finally {
+          lock.unlock();
+        }
         standDown(LossReason.CLOCK_JUMP);
-        holder = HolderId.generate();
       }
     }
     Tenure t = tenure;
     if (t != null && !withinDeadline(t, m0, w0)) {
-      log.warn("lease '{}': no renewal landed before the local deadline; standing down", name);
+      log.warn("lease '{}': no renewal landed before the local deadline; standing down{}", name,
+          events.pending() > 0 ? " (a listener callback is still running; it does not delay"
+              + " renewals: look for a slow store or a paused process)" : "");
       standDown(LossReason.LOCAL_DEADLINE);
       t = null;
     }
@@ -299,6 +400,7 @@ public final class LeaderLoop implements AutoCloseable {
       timeout = Duration.ofNanos(Math.max(1_000_000L, Math.min(left, callTimeout.toNanos())));
     }
     HolderId h = holder;
+    long sentEpoch = epoch;
     Optional<LeaseGrant> result;
     try {
       result = calls.call(() -> store.acquireOrRenew(name, h, ttl), timeout);
@@ -309,13 +411,19 @@ public final class LeaderLoop implements AutoCloseable {
       return Duration.ZERO;
     } catch (Exception e) {
       if (tenure != null) {
-        log.warn("lease '{}': renewal failed, standing down (unknown is no): {}", name, e.toString());
+        log.warn("lease '{}': renewal failed, standing down (unknown is no): {}", name,
+            FailureLog.describe(e));
         standDown(LossReason.RENEWAL_FAILED);
       } else {
-        log.debug("lease '{}': acquire attempt failed: {}", name, e.toString());
+        acquireFailures.failed(e);
       }
       markStep();
       return renewInterval;
+    }
+    acquireFailures.succeeded();
+    if (sentEpoch != epoch) {
+      markStep();
+      return Duration.ZERO;
     }
     if (result.isPresent()) {
       LeaseGrant g = result.get();
@@ -327,11 +435,12 @@ public final class LeaderLoop implements AutoCloseable {
       setTenure(next);
       if (previous == null) {
         log.info("lease '{}': leader with token {} as {}", name, g.token(), h);
-        fire(l -> l.acquired(name, g.token()));
+        events.post("acquired(" + g.token() + ")", l -> l.acquired(name, g.token()));
       } else if (previous.token != g.token()) {
         log.warn("lease '{}': token advanced {} -> {}; in-flight work under the old token is fenced",
             name, previous.token, g.token());
-        fire(l -> l.tokenAdvanced(name, previous.token, g.token()));
+        events.post("tokenAdvanced(" + previous.token + ", " + g.token() + ")",
+            l -> l.tokenAdvanced(name, previous.token, g.token()));
       }
       markStep();
       long spent = clock.monotonicNanos() - m0;
@@ -372,29 +481,26 @@ public final class LeaderLoop implements AutoCloseable {
     lock.lock();
     try {
       tenure = t;
-      leadershipChanged.signalAll();
+      changed.signalAll();
     } finally {
       lock.unlock();
     }
   }
 
   private void standDown(LossReason reason) {
-    Tenure t = tenure;
-    if (t == null) {
-      return;
-    }
-    setTenure(null);
-    fire(l -> l.lost(name, t.token, reason));
-  }
-
-  private void fire(java.util.function.Consumer<LeaderListener> event) {
-    for (LeaderListener l : listeners) {
-      try {
-        event.accept(l);
-      } catch (RuntimeException e) {
-        log.warn("lease '{}': listener {} threw", name, l, e);
+    Tenure t;
+    lock.lock();
+    try {
+      t = tenure;
+      if (t == null) {
+        return;
       }
+      tenure = null;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
     }
+    events.post("lost(" + t.token + ", " + reason + ")", l -> l.lost(name, t.token, reason));
   }
 
   /** Configures a {@link LeaderLoop}; {@link #build()} validates everything up front. */
@@ -412,6 +518,8 @@ public final class LeaderLoop implements AutoCloseable {
     private HolderId holder;
     private final List<LeaderListener> listeners = new ArrayList<>();
     private StoreCalls calls;
+    private ScheduledExecutorService scheduler;
+    private Executor listenerExecutor;
 
     private Builder(LeaseStore store, String name) {
       this.store = Objects.requireNonNull(store, "store must not be null");
@@ -475,8 +583,31 @@ public final class LeaderLoop implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Adds a listener. Callbacks run on the {@linkplain #listenerExecutor listener executor}, never
+     * on the renewal path: one at a time per loop, in the order the events happened.
+     */
     public Builder listener(LeaderListener listener) {
       listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
+      return this;
+    }
+
+    /**
+     * Where the loop's steps run; default a scheduler shared by every loop of the process (2 to 4
+     * daemon threads). A step blocks its thread for at most the call timeout. Shutting the scheduler
+     * down stops the loop (its token drops to 0 at the local deadline).
+     */
+    public Builder scheduler(ScheduledExecutorService scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler must not be null");
+      return this;
+    }
+
+    /**
+     * Where listener callbacks run; default a pool shared by every loop of the process. The loop
+     * hands it one task at a time, so callbacks of one loop never overlap.
+     */
+    public Builder listenerExecutor(Executor executor) {
+      this.listenerExecutor = Objects.requireNonNull(executor, "listener executor must not be null");
       return this;
     }
 
@@ -528,8 +659,10 @@ public final class LeaderLoop implements AutoCloseable {
       if (copy.holder == null) {
         copy.holder = HolderId.generate();
       }
-      StoreCalls c = calls != null ? calls : StoreCalls.bounded("leases-call-" + name);
-      return new LeaderLoop(copy, c);
+      if (copy.scheduler == null) {
+        copy.scheduler = LeaseThreads.sharedScheduler();
+      }
+      return new LeaderLoop(copy);
     }
 
     /** {@code build().start()}. */

@@ -14,6 +14,11 @@ public enum LossReason {
    * snapshot may exist twice.
    */
   CLOCK_JUMP,
+  /**
+   * {@link LeaderLoop#revoke()} was called: the process was restored from a snapshot or checkpoint,
+   * or a platform agent asked. The loop contends again under a fresh holder id.
+   */
+  REVOKED,
   /** The loop was closed. */
   CLOSED
 }

@@ -5,18 +5,14 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /** How the loop calls its store: with a deadline in production, directly in unit tests. */
-interface StoreCalls extends AutoCloseable {
+interface StoreCalls {
 
   <T> T call(Callable<T> call, Duration timeout) throws Exception;
-
-  @Override
-  void close();
 
   /** Runs the call on the caller's thread, without a deadline (for scripted stores in tests). */
   static StoreCalls direct() {
@@ -25,27 +21,20 @@ interface StoreCalls extends AutoCloseable {
       public <T> T call(Callable<T> call, Duration timeout) throws Exception {
         return call.call();
       }
-
-      @Override
-      public void close() {}
     };
   }
 
   /**
-   * Runs each call on one daemon thread and gives up after the timeout, so that a store that hangs
-   * cannot keep the loop from standing down. A call that timed out may still complete later; its
-   * result is ignored.
+   * Runs each call on {@code pool} and gives up after the timeout, so that a store that hangs cannot
+   * keep the loop from standing down. A call that timed out is interrupted and may still complete
+   * later; its result is ignored. A bounded pool refuses calls beyond its size (see
+   * {@link LeaseThreads#MAX_CALLS_IN_FLIGHT}) as unavailable, so abandoned calls cannot pile up.
    */
-  static StoreCalls bounded(String threadName) {
-    ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, threadName);
-      t.setDaemon(true);
-      return t;
-    });
+  static StoreCalls bounded(ExecutorService pool) {
     return new StoreCalls() {
       @Override
       public <T> T call(Callable<T> call, Duration timeout) throws Exception {
-        Future<T> future = executor.submit(call);
+        Future<T> future = pool.submit(call);
         try {
           return future.get(Math.max(1, timeout.toNanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
@@ -59,11 +48,6 @@ interface StoreCalls extends AutoCloseable {
           }
           throw e;
         }
-      }
-
-      @Override
-      public void close() {
-        executor.shutdownNow();
       }
     };
   }

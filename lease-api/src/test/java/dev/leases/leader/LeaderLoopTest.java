@@ -45,7 +45,7 @@ class LeaderLoopTest {
 
   private LeaderLoop loop() {
     return LeaderLoop.builder(store, NAME).ttl(TTL).clock(clock).listener(recorder)
-        .storeCalls(StoreCalls.direct()).build();
+        .storeCalls(StoreCalls.direct()).listenerExecutor(Runnable::run).build();
   }
 
   private LeaseGrant otherTakes(HolderId other) {
@@ -219,10 +219,75 @@ class LeaderLoopTest {
           public void acquired(String name, long token) {
             throw new IllegalStateException("listener bug");
           }
-        }).listener(recorder).storeCalls(StoreCalls.direct()).build();
+        }).listener(recorder).storeCalls(StoreCalls.direct()).listenerExecutor(Runnable::run).build();
     loop.step();
     assertThat(loop.currentToken()).isPositive();
     assertThat(events).hasSize(1);
+  }
+
+  @Test
+  void revokeStandsDownAtOnceAndContendsUnderAFreshHolderId() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    HolderId before = loop.holder();
+    loop.revoke();
+    assertThat(loop.currentToken()).as("revoked: no token at once, before any step").isZero();
+    assertThat(loop.holder()).isNotEqualTo(before);
+    assertThat(events).containsExactly("acquired " + token, "lost " + token + " REVOKED");
+    loop.step();
+    assertThat(loop.currentToken()).as("the old id's tenure still runs in the store").isZero();
+    clock.advance(TTL);
+    loop.step();
+    assertThat(loop.currentToken()).as("re-acquired under the fresh id").isGreaterThan(token);
+  }
+
+  @Test
+  void aGrantAnsweredAfterARevokeDoesNotMakeTheLoopLeader() {
+    LeaderLoop[] self = new LeaderLoop[1];
+    store.next(() -> {
+      Optional<LeaseGrant> g = store.real.acquireOrRenew(NAME, self[0].holder(), TTL);
+      self[0].revoke();
+      return g;
+    });
+    self[0] = loop();
+    self[0].step();
+    assertThat(self[0].currentToken()).as("the grant went to the id revoked while it was in"
+        + " flight").isZero();
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void awaitLeadershipOnALoopThatWasNeverStartedThrows() {
+    LeaderLoop loop = loop();
+    assertThatThrownBy(() -> loop.awaitLeadership(Duration.ofSeconds(5)))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("start()");
+  }
+
+  @Test
+  void failedAcquireAttemptsAreLoggedAtWarnOnceThenRateLimitedAndTheRecoveryAtInfo() {
+    LeaderLoop loop = loop();
+    String log = LogCapture.during(() -> {
+      for (int i = 0; i < 30; i++) {
+        store.next(() -> {
+          throw new dev.leases.LeaseStoreUnavailableException("password authentication failed",
+              new IllegalStateException("FATAL: password authentication failed for user \"app\""));
+        });
+        clock.advance(loop.step());
+      }
+      clock.advance(Duration.ofMinutes(1));
+      store.failNext();
+      clock.advance(loop.step());
+      loop.step();
+    });
+    assertThat(loop.currentToken()).isPositive();
+    assertThat(log.lines().filter(l -> l.contains("WARN") && l.contains("acquire attempt failed")))
+        .as(log).hasSize(1);
+    assertThat(log).contains("password authentication failed for user \"app\"");
+    assertThat(log.lines().filter(l -> l.contains("WARN") && l.contains("still failing")))
+        .as("one reminder after a minute, with the count").hasSize(1)
+        .allMatch(l -> l.contains("31 attempts"));
+    assertThat(log).contains("works again after 31 failed attempts");
   }
 
   @Test
