@@ -19,16 +19,18 @@ public record HolderId(String value) {
   /** Longest accepted id, so that every backend can store it in a key or column. */
   public static final int MAX_LENGTH = 200;
 
-  private static final SecureRandom RANDOM = new SecureRandom();
-
   public HolderId {
     value = LeaseArguments.requireText("holder id", value, MAX_LENGTH);
   }
 
-  /** A new id for this process instance: {@code host/pid/random}. Call it again after a restore. */
+  /**
+   * A new id for this process instance: {@code host/pid/random}. Call it again after a restore. Each
+   * call seeds a new generator from the operating system's entropy, so two copies of one restored
+   * snapshot (which share every generator's state) still draw different ids.
+   */
   public static HolderId generate() {
     byte[] bytes = new byte[16];
-    RANDOM.nextBytes(bytes);
+    new SecureRandom().nextBytes(bytes);
     String host = hostName();
     return new HolderId(host + "/" + ProcessHandle.current().pid() + "/" + HexFormat.of().formatHex(bytes));
   }
