@@ -957,6 +957,42 @@ public abstract class LeaseStoreTck {
   }
 
   @Test
+  void revokedLeaderNeverWritesAgainUnderItsOldToken() throws Exception {
+    String name = leaseName();
+    ReferenceFencedResource<String> resource = new ReferenceFencedResource<>(name);
+    List<String> events = new CopyOnWriteArrayList<>();
+    LeaderLoop a = loop(store(), name, new LeaderListener() {
+      @Override
+      public void lost(String n, long token, LossReason reason) {
+        events.add("lost " + token + " " + reason);
+      }
+    });
+    a.start();
+    long t1 = a.awaitLeadership(expiryWait());
+    assertThat(t1).isPositive();
+    resource.write(t1, "a-before-restore");
+    HolderId oldId = a.holder();
+    a.revoke();
+    assertThat(a.currentToken()).as("a revoked loop has no token at once").isZero();
+    assertThat(a.holder()).as("a revoked loop contends under a fresh id").isNotEqualTo(oldId);
+    LeaderLoop b = loop(store(), name);
+    b.start();
+    long[] next = new long[1];
+    await("a or b leads under a new tenure").atMost(expiryWait().multipliedBy(2))
+        .pollInterval(Duration.ofMillis(10))
+        .until(() -> (next[0] = Math.max(a.currentToken(), b.currentToken())) > t1);
+    resource.write(next[0], "new-tenure");
+    assertThatThrownBy(() -> resource.write(t1, "a-after-restore"))
+        .as("a write under the revoked tenure's token").isInstanceOf(FencedOutException.class);
+    LeaseState st = store().inspect(name);
+    assertThat(st).isInstanceOf(LeaseState.Held.class);
+    assertThat(((LeaseState.Held) st).holder()).as("the revoked id never renews again")
+        .isNotEqualTo(oldId);
+    await("a hears REVOKED").atMost(Duration.ofSeconds(10))
+        .until(() -> events.contains("lost " + t1 + " REVOKED"));
+  }
+
+  @Test
   void followerTakesOverWithinTtlPlusOneRenewIntervalAfterSigkill() throws Exception {
     String name = leaseName();
     Duration ttl = ttl();
