@@ -95,4 +95,43 @@ class RedisFenceTest {
     assertThat(RedisFence.fenceKeyOf("orders:state")).isEqualTo("{orders:state}:fence");
     assertThat(RedisFence.fenceKeyOf("a{")).isEqualTo("{a{}:fence");
   }
+
+  @Test
+  void aFailedHashWriteLeavesTheFenceWhereItWas() {
+    String key = "{fence-wrongtype-" + UUID.randomUUID() + "}:state";
+    fence.set(key, "a string", 5);
+    assertThatThrownBy(() -> fence.hset(key, Map.of("f", "v"), 9))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(key).hasMessageContaining("string").hasMessageContaining("hash");
+    assertThat(fence.highestToken(key)).hasValue(5);
+    fence.set(key, "by 6", 6); // 9 never landed, so 6 is still the highest
+    assertThat(admin.sync().get(key)).isEqualTo("by 6");
+
+    String list = "{fence-wrongtype-" + UUID.randomUUID() + "}:queue";
+    fence.hset(list, Map.of("f", "v"), 5);
+    admin.sync().del(list);
+    admin.sync().rpush(list, "item");
+    assertThatThrownBy(() -> fence.hset(list, Map.of("f", "v"), 9))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("list");
+    assertThat(admin.sync().lrange(list, 0, -1)).containsExactly("item");
+    assertThat(fence.highestToken(list)).hasValue(5);
+    admin.sync().del(list);
+    fence.hset(list, Map.of("f", "by 6"), 6);
+    assertThat(admin.sync().hget(list, "f")).isEqualTo("by 6");
+  }
+
+  @Test
+  void aHashWriteOfManyFieldsLandsWhole() {
+    // more arguments than Lua's unpack() takes in one call (about 8000)
+    String key = "{fence-wide-" + UUID.randomUUID() + "}:h";
+    Map<String, String> fields = new java.util.HashMap<>();
+    for (int i = 0; i < 10_000; i++) {
+      fields.put("f" + i, "v" + i);
+    }
+    fence.hset(key, Map.of("f0", "first"), 5);
+    fence.hset(key, fields, 9);
+    assertThat(admin.sync().hlen(key)).isEqualTo(10_000);
+    assertThat(admin.sync().hget(key, "f9999")).isEqualTo("v9999");
+    assertThat(fence.highestToken(key)).hasValue(9);
+  }
 }
