@@ -2,6 +2,7 @@ package dev.leases.redis;
 
 import dev.leases.LeaseArguments;
 import dev.leases.spi.KeyText;
+import java.util.List;
 
 /**
  * Where a lease lives in Redis. For prefix {@code p} and lease name {@code n} every key of the lease
@@ -25,6 +26,13 @@ final class KeyLayout {
 
   /** Longest accepted key prefix. */
   static final int MAX_PREFIX_LENGTH = KeyText.MAX_PREFIX_LENGTH;
+
+  private static final String LEASE = ":lease";
+  private static final String FENCE = ":fence";
+  private static final String LAST = ":last";
+  private static final List<String> SUFFIXES = List.of(LEASE, FENCE, LAST);
+  /** Characters besides ASCII letters and digits that {@link #encode} may output. */
+  private static final String ENCODED_PUNCTUATION = "-._~/%";
 
   private final String prefix;
 
@@ -56,20 +64,48 @@ final class KeyLayout {
   }
 
   String leaseKey(String name) {
-    return tag(name) + ":lease";
+    return tag(name) + LEASE;
   }
 
   String fenceKey(String name) {
-    return tag(name) + ":fence";
+    return tag(name) + FENCE;
   }
 
   String lastKey(String name) {
-    return tag(name) + ":last";
+    return tag(name) + LAST;
   }
 
   /** The pub/sub channel on which releases are announced; the message is the raw lease name. */
   String releaseChannel() {
     return prefix + ":released";
+  }
+
+  /**
+   * Whether {@code key} has the shape of a key that a store with <em>some</em> prefix uses:
+   * {@code {<prefix>:<encoded name>}:lease}, {@code :fence} or {@code :last}, with a valid prefix
+   * and only characters the encoding outputs. Other code must never write such keys.
+   */
+  static boolean isStoreKey(String key) {
+    int close = key.indexOf('}');
+    if (!key.startsWith("{") || close < 0 || !SUFFIXES.contains(key.substring(close + 1))) {
+      return false;
+    }
+    String tag = key.substring(1, close);
+    int sep = tag.lastIndexOf(':');
+    if (sep < 0 || sep == tag.length() - 1 || !isPrefix(tag.substring(0, sep))) {
+      return false;
+    }
+    return tag.substring(sep + 1).chars().allMatch(c -> (c >= 'a' && c <= 'z')
+        || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || ENCODED_PUNCTUATION.indexOf(c) >= 0);
+  }
+
+  private static boolean isPrefix(String prefix) {
+    try {
+      requirePrefix(prefix);
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
   }
 
   /** Percent-encodes the UTF-8 bytes of {@code name} outside {@code A-Z a-z 0-9 - . _ ~ /}. */

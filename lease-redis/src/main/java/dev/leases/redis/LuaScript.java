@@ -1,6 +1,7 @@
 package dev.leases.redis;
 
 import dev.leases.LeaseStoreUnavailableException;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -22,6 +23,9 @@ import java.util.function.Supplier;
  * which also puts it back in the server's cache. Every call is bounded by a deadline.
  */
 final class LuaScript {
+
+  /** The code of the error reply a script returns when a key it needs holds the wrong type. */
+  static final String FOREIGN_KEY = "LEASES_FOREIGN_KEY";
 
   private final String name;
   private final String body;
@@ -88,6 +92,10 @@ final class LuaScript {
       if (cause instanceof RedisNoScriptException) {
         throw new NoScriptSignal(cause);
       }
+      if (cause instanceof RedisCommandExecutionException
+          && cause.getMessage() != null && cause.getMessage().startsWith(FOREIGN_KEY + " ")) {
+        throw foreignKey(cause);
+      }
       throw failure(cause, closedError);
     }
   }
@@ -99,6 +107,15 @@ final class LuaScript {
     }
     return new LeaseStoreUnavailableException("Redis call for script '" + name + "' failed: "
         + cause + "; its outcome is unknown", cause);
+  }
+
+  /** A script's guard found a key of the wrong type and stopped before changing anything. */
+  private IllegalStateException foreignKey(Throwable cause) {
+    String[] parts = cause.getMessage().split(" ", 4); // code, type, wanted type, key
+    return new IllegalStateException("Redis key '" + parts[3] + "' holds a " + parts[1]
+        + " where script '" + name + "' needs a " + parts[2] + " or no key; it stopped before"
+        + " changing anything (no token or fence moved). Something else wrote that key: use a key"
+        + " of the right type, or delete this one if its data is not needed", cause);
   }
 
   static String sha1Hex(String body) {

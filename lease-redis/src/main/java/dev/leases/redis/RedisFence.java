@@ -17,7 +17,8 @@ import java.util.OptionalLong;
 /**
  * Fenced writes to Redis resources: the write lands only if its fencing token is at least the
  * highest token the resource has accepted, checked and applied in one script. The highest token is
- * kept beside the resource in {@link #fenceKeyOf(String) its fence key}, which never expires.
+ * kept in the resource's {@link #fenceKeyOf(String) fence key}, in the same cluster slot, which
+ * never expires.
  *
  * <p>{@code >=}, not {@code >}: one leader may write many times under one token. A lower token
  * changes nothing and throws {@link FencedOutException} carrying the highest token: the writer was
@@ -27,11 +28,21 @@ import java.util.OptionalLong;
  * bypasses it, and deleting the fence key resets it. Tokens must be positive (as every
  * {@link dev.leases.LeaseGrant} token is); they are compared exactly, as decimal strings.
  *
+ * <p>Resource keys are checked before anything is sent: well-formed UTF-16 (an unpaired
+ * surrogate would become {@code ?} and alias another key), not a fence key (keys starting with
+ * {@code leases:fence:} or {@code leases:fence-key:} are reserved), and not a
+ * {@link RedisLeaseStore} key ({@code {<prefix>:<encoded name>}:lease|fence|last}); a fenced write
+ * to any of those could lower a fence or a lease's token counter. Values and field names must be
+ * well-formed UTF-16 too.
+ *
  * <p>The connection stays yours; this class never closes it. Thread-safe.
  */
 public final class RedisFence {
 
-  private static final String SUFFIX = ":fence";
+  /** Fence keys of resource keys with a hash tag: this prefix, then the resource key. */
+  static final String TAGGED_PREFIX = "leases:fence:";
+  /** Fence keys of resource keys without a hash tag: this prefix, then the key in braces. */
+  static final String WHOLE_KEY_PREFIX = "leases:fence-key:";
 
   private final RedisScriptingAsyncCommands<String, String> commands;
   private final Duration timeout;
@@ -62,7 +73,7 @@ public final class RedisFence {
    *     may or may not have landed
    */
   public void set(String resourceKey, String value, long token) {
-    Objects.requireNonNull(value, "value must not be null");
+    LeaseArguments.requireWellFormed("value", value);
     write(resourceKey, token, List.of("set", value));
   }
 
@@ -70,6 +81,8 @@ public final class RedisFence {
    * {@code HSET resourceKey field value ...} if {@code token} is at least the highest accepted.
    *
    * @throws FencedOutException when a higher token has written; nothing changed
+   * @throws IllegalStateException when {@code resourceKey} holds something other than a hash;
+   *     nothing changed and the fence did not move
    * @throws LeaseStoreUnavailableException when Redis did not answer in time or failed; the write
    *     may or may not have landed
    */
@@ -81,8 +94,8 @@ public final class RedisFence {
     List<String> args = new ArrayList<>(1 + 2 * fields.size());
     args.add("hset");
     fields.forEach((f, v) -> {
-      args.add(Objects.requireNonNull(f, "field names must not be null"));
-      args.add(Objects.requireNonNull(v, () -> "value of field '" + f + "' must not be null"));
+      args.add(LeaseArguments.requireWellFormed("field name", f));
+      args.add(LeaseArguments.requireWellFormed("value of field '" + f + "'", v));
     });
     write(resourceKey, token, args);
   }
@@ -98,27 +111,40 @@ public final class RedisFence {
 
   /**
    * The key that holds {@code resourceKey}'s highest accepted token, in the same Redis Cluster
-   * slot: {@code resourceKey + ":fence"} when the key has a hash tag ({@code {orders}:state} →
-   * {@code {orders}:state:fence}); otherwise the whole key becomes the tag
-   * ({@code orders:state} → {@code {orders:state}:fence}), which hashes exactly as the key does.
+   * slot, and distinct for distinct resource keys: {@code leases:fence:} before a key with a hash
+   * tag ({@code {orders}:state} → {@code leases:fence:{orders}:state}, same tag); otherwise
+   * {@code leases:fence-key:} before the whole key made the tag ({@code orders:state} →
+   * {@code leases:fence-key:{orders:state}}, which hashes exactly as the key does).
    *
-   * @throws IllegalArgumentException for a key with no hash tag that contains {@code '}'}: give it a
-   *     hash tag
+   * @throws IllegalArgumentException for a key that is empty, not well-formed UTF-16, itself a fence
+   *     key or a lease store key, or has no hash tag but contains {@code '}'} (give it a hash tag)
    */
   public static String fenceKeyOf(String resourceKey) {
-    Objects.requireNonNull(resourceKey, "resourceKey must not be null");
+    LeaseArguments.requireWellFormed("resource key", resourceKey);
     if (resourceKey.isEmpty()) {
-      throw new IllegalArgumentException("resourceKey must not be empty");
+      throw new IllegalArgumentException("resource key must not be empty");
+    }
+    if (resourceKey.startsWith(TAGGED_PREFIX) || resourceKey.startsWith(WHOLE_KEY_PREFIX)) {
+      throw new IllegalArgumentException("resource key \"" + resourceKey + "\" is in the namespace"
+          + " reserved for fence keys (keys starting with \"" + TAGGED_PREFIX + "\" or \""
+          + WHOLE_KEY_PREFIX + "\"); writing it could lower another resource's fence. Choose a key"
+          + " outside it");
+    }
+    if (KeyLayout.isStoreKey(resourceKey)) {
+      throw new IllegalArgumentException("resource key \"" + resourceKey + "\" has the shape of a"
+          + " lease store key ({<prefix>:<encoded name>}:lease, :fence or :last); a fenced write"
+          + " there could overwrite a lease or lower its token counter. Choose another key, e.g."
+          + " with a different suffix");
     }
     int open = resourceKey.indexOf('{');
     if (open >= 0) {
       int close = resourceKey.indexOf('}', open + 1);
       if (close > open + 1) {
-        return resourceKey + SUFFIX;
+        return TAGGED_PREFIX + resourceKey;
       }
     }
     if (resourceKey.indexOf('}') < 0) {
-      return "{" + resourceKey + "}" + SUFFIX;
+      return WHOLE_KEY_PREFIX + "{" + resourceKey + "}";
     }
     throw new IllegalArgumentException("resource key \"" + resourceKey + "\" has no hash tag but"
         + " contains '}', so no fence key can share its cluster slot; give it a hash tag, e.g."

@@ -79,8 +79,13 @@ class RedisClusterSlotTest {
 
   @Test
   void fenceKeysShareTheResourceSlot() {
-    for (String k : List.of("orders:state", "{orders}:state", "a{", "x{y", "{a}{b}", "ü{ñ}")) {
-      assertThat(admin.sync().clusterKeyslot(RedisFence.fenceKeyOf(k))).as(k)
+    List<String> resources = List.of("orders:state", "{orders}:state", "a{", "x{y", "{a}{b}",
+        "ü{ñ}", "x", "{x}", "{x}:fence", "}a{b}", "emoji 😀");
+    java.util.Set<String> fenceKeys = new java.util.HashSet<>();
+    for (String k : resources) {
+      String fenceKey = RedisFence.fenceKeyOf(k);
+      assertThat(fenceKeys.add(fenceKey)).as("fence key of %s is its own", k).isTrue();
+      assertThat(admin.sync().clusterKeyslot(fenceKey)).as(k)
           .isEqualTo(admin.sync().clusterKeyslot(k));
     }
   }
@@ -106,6 +111,13 @@ class RedisClusterSlotTest {
       fence.set("orders:state", "v", 3);
       fence.set("{orders}:state", "v", 3);
       assertThat(fence.highestToken("orders:state")).hasValue(3);
+      // a node refuses a script whose keys span slots (CROSSSLOT): these ran in one slot each
+      String x = "twin-" + suffix;
+      fence.set("{" + x + "}", "v", 100);
+      fence.set(x, "v", 50);
+      fence.hset("{" + x + "}:h", java.util.Map.of("f", "v"), 7);
+      assertThat(fence.highestToken(x)).hasValue(50);
+      assertThat(fence.highestToken("{" + x + "}")).hasValue(100);
     } finally {
       client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }

@@ -270,4 +270,101 @@ class RedisLeaseStoreTest {
     // closing a store does not release its leases: they expire
     assertThat(store.inspect(n).status()).isEqualTo(LeaseState.Status.HELD);
   }
+
+  @Test
+  void malformedUtf16NamesAndHolderIdsAreRefusedAtEveryEntryPoint() {
+    String suffix = "-" + UUID.randomUUID();
+    HolderId a = HolderId.generate();
+    for (String bad : List.of("c\uD800x" + suffix, "c\uDC00x" + suffix)) {
+      List<org.assertj.core.api.ThrowableAssert.ThrowingCallable> calls = List.of(
+          () -> store.acquireOrRenew(bad, a, TTL), () -> store.release(bad, a),
+          () -> store.token(bad), () -> store.inspect(bad), () -> store.onRelease(bad, () -> {}),
+          () -> store.keysOf(bad));
+      for (var call : calls) {
+        assertThatThrownBy(call).as(bad).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("UTF-16");
+      }
+    }
+    for (String bad : List.of("w\uD800", "w\uDC00")) {
+      assertThatThrownBy(() -> new HolderId(bad)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("UTF-16");
+    }
+    assertThatThrownBy(() -> RedisLeaseStore.builder(RedisServers.sharedUri())
+        .keyPrefix("p\uD800")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("keyPrefix");
+    // "c?x" is what a lossy encoder would have made of them: it is a lease of its own
+    String plain = "c?x" + suffix;
+    long t = store.acquireOrRenew(plain, a, TTL).orElseThrow().token();
+    assertThat(other.inspect(plain)).isInstanceOfSatisfying(LeaseState.Held.class,
+        h -> assertThat(h.holder()).isEqualTo(a));
+    assertThat(store.token(plain)).hasValue(t);
+    assertThat(store.keysOf(plain).get(0)).startsWith("{leases:c%3Fx-");
+  }
+
+  @Test
+  void aForeignLastRecordStopsARenewalBeforeItExtendsTheLease() {
+    String n = name();
+    HolderId a = HolderId.generate();
+    store.acquireOrRenew(n, a, TTL).orElseThrow();
+    List<String> keys = store.keysOf(n);
+    admin.sync().pexpire(keys.get(0), 600_000);
+    admin.sync().del(keys.get(2));
+    admin.sync().set(keys.get(2), "written by someone else");
+    assertThatThrownBy(() -> store.acquireOrRenew(n, a, TTL))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(keys.get(2)).hasMessageContaining("string")
+        .hasMessageContaining("hash");
+    // the renewal changed nothing: the expiry is still the one set by hand, not now + TTL
+    assertThat(admin.sync().pttl(keys.get(0))).isGreaterThan(300_000L);
+    assertThat(admin.sync().get(keys.get(2))).isEqualTo("written by someone else");
+  }
+
+  @Test
+  void aForeignLastRecordStopsANewGrantBeforeItDrawsAToken() {
+    String n = name();
+    List<String> keys = store.keysOf(n);
+    admin.sync().rpush(keys.get(2), "written by someone else");
+    assertThatThrownBy(() -> store.acquireOrRenew(n, HolderId.generate(), TTL))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(keys.get(2)).hasMessageContaining("list");
+    assertThat(admin.sync().exists(keys.get(0), keys.get(1))).isZero();
+  }
+
+  @Test
+  void aForeignLastRecordStopsAReleaseBeforeItDeletesTheLease() {
+    String n = name();
+    HolderId a = HolderId.generate();
+    long t = store.acquireOrRenew(n, a, TTL).orElseThrow().token();
+    List<String> keys = store.keysOf(n);
+    admin.sync().del(keys.get(2));
+    admin.sync().set(keys.get(2), "written by someone else");
+    assertThatThrownBy(() -> store.release(n, a))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining(keys.get(2));
+    assertThat(admin.sync().hget(keys.get(0), "holder")).isEqualTo(a.value());
+    assertThat(admin.sync().hget(keys.get(0), "token")).isEqualTo(Long.toString(t));
+  }
+
+  @Test
+  void aForeignCounterOrLeaseKeyIsReportedAsSuchWithNothingChanged() {
+    String n = name();
+    List<String> keys = store.keysOf(n);
+    admin.sync().hset(keys.get(1), "not", "a counter");
+    assertThatThrownBy(() -> store.acquireOrRenew(n, HolderId.generate(), TTL))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(keys.get(1)).hasMessageContaining("hash");
+    assertThatThrownBy(() -> store.inspect(n)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(keys.get(1));
+    assertThatThrownBy(() -> store.token(n)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(keys.get(1));
+    assertThat(admin.sync().exists(keys.get(0), keys.get(2))).isZero();
+    String m = name();
+    List<String> mk = store.keysOf(m);
+    admin.sync().set(mk.get(0), "not a lease");
+    assertThatThrownBy(() -> store.acquireOrRenew(m, HolderId.generate(), TTL))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining(mk.get(0));
+    assertThatThrownBy(() -> store.release(m, HolderId.generate()))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining(mk.get(0));
+    assertThat(admin.sync().exists(mk.get(1), mk.get(2))).isZero();
+    assertThat(admin.sync().get(mk.get(0))).isEqualTo("not a lease");
+  }
 }
