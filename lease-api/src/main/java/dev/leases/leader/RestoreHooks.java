@@ -65,36 +65,12 @@ public final class RestoreHooks {
       return false;
     }
     try {
-      CracResource.registerOnce();
+      CracRestoreHook.registerOnce();
       return true;
     } catch (RuntimeException | LinkageError e) {
       log.warn("org.crac is on the class path but its global context refused the leases restore"
           + " hook; call RestoreHooks.revokeAll() after a restore: {}", e.toString());
       return false;
     }
-  }
-
-  /** Loaded only when {@code org.crac} is present. */
-  static final class CracResource implements org.crac.Resource {
-    /** Held strongly: the CRaC context may keep only a weak reference. */
-    private static final CracResource INSTANCE = new CracResource();
-
-    static void registerOnce() {
-      org.crac.Core.getGlobalContext().register(INSTANCE);
-    }
-
-    @Override
-    public void beforeCheckpoint(org.crac.Context<? extends org.crac.Resource> context) {}
-
-    @Override
-    public void afterRestore(org.crac.Context<? extends org.crac.Resource> context) {
-      int n = revokeAll();
-      log.warn("restored from a checkpoint: revoked {} leader loop(s); they contend again under"
-          + " fresh holder ids", n);
-    }
-  }
-
-  static org.crac.Resource cracResourceForTests() {
-    return CracResource.INSTANCE;
   }
 }

@@ -164,7 +164,7 @@ class LeaderLoopThreadsTest {
       assertThat(RestoreHooks.checkpointRestoreHooked()).as("org.crac is on the test class path")
           .isTrue();
       HolderId idA2 = a.holder();
-      RestoreHooks.cracResourceForTests().afterRestore(null);
+      CracRestoreHook.INSTANCE.afterRestore(null);
       assertThat(a.currentToken()).as("revoked by the CRaC afterRestore hook").isZero();
       assertThat(a.holder()).isNotEqualTo(idA2);
     }
