@@ -7,6 +7,7 @@ import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
 import dev.leases.LeaseState;
 import dev.leases.memory.InMemoryLeaseStore;
+import dev.leases.testing.LogCapture;
 import dev.leases.time.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -8,6 +8,7 @@ import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.memory.InMemoryLeaseStore;
 import dev.leases.spi.ForwardingLeaseStore;
+import dev.leases.testing.LogCapture;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
