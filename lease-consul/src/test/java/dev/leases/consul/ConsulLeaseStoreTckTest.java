@@ -55,6 +55,16 @@ class ConsulLeaseStoreTckTest extends LeaseStoreTck {
     return testTtl();
   }
 
+  /** The shared agent's HTTP port, for the kit's stalled-proxy scenario. */
+  protected int storePort() {
+    return java.net.URI.create(ConsulServers.sharedUrl()).getPort();
+  }
+
+  /** A store that owns its client, on {@code 127.0.0.1:port}, with {@code callTimeout}. */
+  protected LeaseStore newStoreVia(int port, Duration callTimeout) {
+    return ConsulLeaseStore.builder("http://127.0.0.1:" + port).callTimeout(callTimeout).build();
+  }
+
   /** An operator's {@code consul kv delete} of the lease key, locked or not. */
   @Override
   protected void deleteOutOfBand(String name) {
