@@ -1,45 +1,110 @@
 package dev.leases.consul;
 
 import dev.leases.LeaseException;
+import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import okhttp3.Call;
+import okhttp3.Interceptor;
+import okhttp3.Response;
 import org.kiwiproject.consul.ConsulException;
 
 /**
- * Runs a unit of work against Consul with a hard deadline. The kiwiproject client is synchronous and
- * its only timeouts are the OkHttp client's per-read and per-connect ones (which, for a client the
- * user built, we do not control), so each operation runs on a pooled daemon thread and the caller
- * stops waiting at the deadline. The work itself is not interrupted: it finishes (or fails) on its
- * own, bounded by the client's socket timeouts, and its effect is then unknown to the caller.
+ * Runs a unit of work against Consul with a hard deadline, on a bounded pool of its own.
+ *
+ * <p>The kiwiproject client is synchronous, so each operation runs on one of at most
+ * {@code maxThreads} daemon threads (idle ones end after 30 s) and the caller stops waiting at the
+ * deadline. At most {@code 4 x maxThreads} operations wait for a thread; beyond that a call fails at
+ * once with {@link LeaseStoreUnavailableException}, so that a slow agent cannot make abandoned calls
+ * pile up. A call still queued at its deadline is dropped unsent.
+ *
+ * <p>An abandoned operation stops as soon as the HTTP layer lets it: on clients that carry
+ * {@link #INTERCEPTOR} (those the store builds) every request gets the call's remaining time as its
+ * connect, read and write timeout, the request in flight is cancelled at the deadline, and no
+ * further request starts. On other clients the request in flight runs until that client's own
+ * timeouts, holding its pool thread; {@link #ensureLive()} keeps the operation from starting
+ * writes after its deadline.
  */
 final class ConsulCalls {
 
-  private static final AtomicInteger THREADS = new AtomicInteger();
+  /** Threads per pool unless the store's builder says otherwise. */
+  static final int DEFAULT_MAX_THREADS = 16;
+  /** Longest accepted {@code maxThreads}. */
+  static final int MAX_THREADS = 256;
+  /** Thread names start with this (the store's other threads too). */
+  static final String THREAD_PREFIX = "leases-consul-";
 
-  /** Shared by every store and fence of this JVM; idle threads end after 30 s. */
-  private static final ExecutorService POOL = new ThreadPoolExecutor(0, Integer.MAX_VALUE,
-      30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
-        Thread t = new Thread(r, "leases-consul-call-" + THREADS.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-      });
+  private static final AtomicInteger POOLS = new AtomicInteger();
+  private static final ThreadLocal<Deadline> CURRENT = new ThreadLocal<>();
+
+  /**
+   * Bounds each request of the operation running on this thread by its remaining time and lets the
+   * caller cancel it; passes other requests (asynchronous ones, other threads') through unchanged.
+   * Must be an application interceptor.
+   */
+  static final Interceptor INTERCEPTOR = chain -> {
+    Deadline d = CURRENT.get();
+    if (d == null) {
+      return chain.proceed(chain.request());
+    }
+    int ms = d.remainingMillisForRequest();
+    d.http = chain.call();
+    try {
+      if (d.abandoned) {
+        chain.call().cancel();
+      }
+      return chain.withConnectTimeout(bound(chain.connectTimeoutMillis(), ms), TimeUnit.MILLISECONDS)
+          .withReadTimeout(bound(chain.readTimeoutMillis(), ms), TimeUnit.MILLISECONDS)
+          .withWriteTimeout(bound(chain.writeTimeoutMillis(), ms), TimeUnit.MILLISECONDS)
+          .proceed(chain.request());
+    } finally {
+      d.http = null;
+    }
+  };
 
   private final Duration timeout;
   private final String target;
+  private final int maxThreads;
+  private final int maxQueued;
+  private final ThreadPoolExecutor pool;
 
   ConsulCalls(Duration timeout, String target) {
+    this(timeout, target, DEFAULT_MAX_THREADS);
+  }
+
+  ConsulCalls(Duration timeout, String target, int maxThreads) {
     this.timeout = timeout;
     this.target = target;
+    this.maxThreads = requireMaxThreads(maxThreads);
+    this.maxQueued = 4 * maxThreads;
+    String prefix = THREAD_PREFIX + "call-" + POOLS.incrementAndGet() + "-";
+    AtomicInteger threads = new AtomicInteger();
+    this.pool = new ThreadPoolExecutor(maxThreads, maxThreads, 30, TimeUnit.SECONDS,
+        new ArrayBlockingQueue<>(maxQueued), r -> {
+          Thread t = new Thread(r, prefix + threads.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    pool.allowCoreThreadTimeOut(true);
+  }
+
+  static int requireMaxThreads(int maxThreads) {
+    if (maxThreads < 1 || maxThreads > MAX_THREADS) {
+      throw new IllegalArgumentException("maxConcurrentCalls must be 1 to " + MAX_THREADS + ", was "
+          + maxThreads + "; it bounds the threads a store keeps for calls to Consul");
+    }
+    return maxThreads;
   }
 
   Duration timeout() {
@@ -50,26 +115,117 @@ final class ConsulCalls {
     return target;
   }
 
+  /** Ends the pool's threads; later calls throw {@link LeaseStoreClosedException}. */
+  void close() {
+    pool.shutdownNow();
+  }
+
   /**
-   * Runs {@code work}, waiting at most the timeout.
+   * Throws if the operation running on this thread has been abandoned by its caller or passed its
+   * deadline; a no-op elsewhere. Call before a write, so that an abandoned call changes nothing.
+   */
+  static void ensureLive() {
+    Deadline d = CURRENT.get();
+    if (d != null && (d.abandoned || d.remainingNanos() <= 0)) {
+      throw new LeaseStoreUnavailableException("the caller stopped waiting for this call at its"
+          + " deadline; nothing more is sent", null);
+    }
+  }
+
+  /** Nanoseconds left for the operation running on this thread; a minute elsewhere. */
+  static long remainingNanos() {
+    Deadline d = CURRENT.get();
+    return d == null ? TimeUnit.MINUTES.toNanos(1) : d.remainingNanos();
+  }
+
+  /**
+   * Runs {@code work}, waiting at most the timeout (time spent queued included).
    *
-   * @throws LeaseStoreUnavailableException on a timeout, an I/O error or an unexpected answer
+   * @throws LeaseStoreUnavailableException on a timeout, an I/O error, an unexpected answer, or
+   *     when too many calls are already running or waiting
    */
   <T> T run(String what, Callable<T> work) {
-    Future<T> future = POOL.submit(work);
+    Deadline d = new Deadline(System.nanoTime() + timeout.toNanos());
+    Future<T> future;
+    try {
+      future = pool.submit(() -> d.runOnThisThread(work));
+    } catch (RejectedExecutionException e) {
+      if (pool.isShutdown()) {
+        throw new LeaseStoreClosedException(what + ": closed");
+      }
+      throw new LeaseStoreUnavailableException(what + ": " + maxThreads + " calls to " + target
+          + " are already running and " + maxQueued + " waiting; it is slow or unreachable, so this"
+          + " call was not sent. Retry later; raise maxConcurrentCalls only if that many calls at"
+          + " once are normal for this process", e);
+    }
     try {
       return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      future.cancel(false);
+      abandon(d, future);
       throw new LeaseStoreUnavailableException(what + ": " + target + " did not answer within "
           + timeout + "; the outcome is unknown", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      future.cancel(false);
+      abandon(d, future);
       throw new LeaseStoreUnavailableException(what + ": interrupted while waiting for " + target
           + "; the outcome is unknown", e);
     } catch (ExecutionException e) {
       throw translate(what, e.getCause());
+    }
+  }
+
+  private void abandon(Deadline d, Future<?> future) {
+    d.abandon();
+    pool.remove((Runnable) future); // still queued: never runs
+    future.cancel(false);
+  }
+
+  private static int bound(int configuredMillis, int remainingMillis) {
+    return configuredMillis <= 0 ? remainingMillis : Math.min(configuredMillis, remainingMillis);
+  }
+
+  /** One operation's deadline, and the HTTP request it has in flight. */
+  private static final class Deadline {
+    final long deadlineNanos;
+    volatile boolean abandoned;
+    volatile Call http;
+
+    Deadline(long deadlineNanos) {
+      this.deadlineNanos = deadlineNanos;
+    }
+
+    long remainingNanos() {
+      return deadlineNanos - System.nanoTime();
+    }
+
+    <T> T runOnThisThread(Callable<T> work) throws Exception {
+      if (abandoned || remainingNanos() <= 0) {
+        // its caller has given up, or is about to: send nothing
+        throw new LeaseStoreUnavailableException("the call's deadline passed while it waited for"
+            + " a thread (too many calls at once, or Consul is slow); nothing was sent", null);
+      }
+      CURRENT.set(this);
+      try {
+        return work.call();
+      } finally {
+        CURRENT.remove();
+      }
+    }
+
+    int remainingMillisForRequest() throws InterruptedIOException {
+      long ms = TimeUnit.NANOSECONDS.toMillis(remainingNanos());
+      if (abandoned || ms <= 0) {
+        throw new InterruptedIOException("the call's deadline has passed; request not sent");
+      }
+      return (int) Math.min(Integer.MAX_VALUE, ms);
+    }
+
+    void abandon() {
+      abandoned = true;
+      Call c = http;
+      if (c != null) {
+        c.cancel();
+      }
     }
   }
 

@@ -29,23 +29,52 @@ import org.kiwiproject.consul.option.ImmutablePutOptions;
  * deleting the key resets it. Tokens must be positive, as every {@link dev.leases.LeaseGrant} token
  * is.
  *
- * <p>The client stays yours; each call is bounded by the timeout given to {@link #of}. Thread-safe.
+ * <p>Namespace: the fence lives in the resource key itself, so no resource key can equal another
+ * resource's fence. The lease store's keys are reserved: a resource key equal to the lease key
+ * prefix or under {@code <prefix>/} (also once Consul has percent-decoded it) is refused with
+ * {@link IllegalArgumentException}, because a fenced write there would overwrite a lease's lock key
+ * (Consul accepts plain writes to a locked key). {@link #of(Consul, Duration)} reserves
+ * {@value ConsulLeaseStore#DEFAULT_KEY_PREFIX}; pass your stores' prefix to
+ * {@link #of(Consul, Duration, String)} if they use another.
+ *
+ * <p>The client stays yours; each call is bounded by the timeout given to {@link #of}, and runs on
+ * a small pool of the fence's own (at most {@value ConsulCalls#DEFAULT_MAX_THREADS} threads, which
+ * end when idle; beyond that a call fails at once with {@link LeaseStoreUnavailableException}).
+ * Thread-safe.
  */
 public final class ConsulFence {
 
+  /** Longest accepted resource key. */
+  public static final int MAX_RESOURCE_KEY_LENGTH = 1024;
+
   private final KeyValueClient kv;
   private final ConsulCalls calls;
+  private final String reservedPrefix;
 
-  private ConsulFence(KeyValueClient kv, ConsulCalls calls) {
+  private ConsulFence(KeyValueClient kv, ConsulCalls calls, String reservedPrefix) {
     this.kv = kv;
     this.calls = calls;
+    this.reservedPrefix = reservedPrefix;
   }
 
-  /** A fence over {@code client}; every call (its retries included) is bounded by {@code timeout}. */
+  /**
+   * A fence over {@code client}; every call (its retries included) is bounded by {@code timeout}.
+   * Refuses resource keys under the default lease key prefix
+   * {@value ConsulLeaseStore#DEFAULT_KEY_PREFIX}.
+   */
   public static ConsulFence of(Consul client, Duration timeout) {
+    return of(client, timeout, ConsulLeaseStore.DEFAULT_KEY_PREFIX);
+  }
+
+  /**
+   * A fence over {@code client} that refuses resource keys under {@code leaseKeyPrefix}, the key
+   * prefix of your lease stores ({@link ConsulLeaseStore.Builder#keyPrefix(String)}).
+   */
+  public static ConsulFence of(Consul client, Duration timeout, String leaseKeyPrefix) {
     Objects.requireNonNull(client, "client must not be null");
     LeaseArguments.requirePositive("timeout", timeout);
-    return new ConsulFence(client.keyValueClient(), new ConsulCalls(timeout, "Consul"));
+    return new ConsulFence(client.keyValueClient(), new ConsulCalls(timeout, "Consul"),
+        KeyLayout.requirePrefix(leaseKeyPrefix));
   }
 
   /**
@@ -85,6 +114,7 @@ public final class ConsulFence {
           throw new FencedOutException(resourceKey, token, fence < 0 ? -1 : fence);
         }
         long cas = current.map(Value::getModifyIndex).orElse(0L);
+        ConsulCalls.ensureLive();
         if (kv.putValue(resourceKey, bytes, token, ImmutablePutOptions.builder().cas(cas).build())) {
           return null;
         }
@@ -105,22 +135,15 @@ public final class ConsulFence {
   }
 
   /**
-   * A resource key as Consul's KV endpoint accepts it unchanged: non-blank, no control characters,
-   * no leading or trailing space, non-empty {@code /}-separated segments none of which is {@code .}
-   * or {@code ..} (path normalisation would send the write to another key), and no percent escape
-   * that decodes to a space or {@code ..} (Consul refuses those).
+   * A resource key as Consul's KV endpoint accepts it unchanged: 1 to
+   * {@value #MAX_RESOURCE_KEY_LENGTH} characters, non-blank, no control characters, well-formed
+   * UTF-16 (an unpaired surrogate is sent as {@code ?}, so two keys would become one), no leading
+   * or trailing space, non-empty {@code /}-separated segments none of which is {@code .} or
+   * {@code ..} (path normalisation would send the write to another key), no percent escape that
+   * decodes to a space or {@code ..} (Consul refuses those), and outside the lease store's prefix.
    */
-  static String requireResourceKey(String key) {
-    Objects.requireNonNull(key, "resourceKey must not be null");
-    if (key.isBlank()) {
-      throw new IllegalArgumentException("resourceKey must not be blank");
-    }
-    for (int i = 0; i < key.length(); i++) {
-      if (Character.isISOControl(key.charAt(i))) {
-        throw new IllegalArgumentException("resourceKey must not contain control characters (U+"
-            + String.format("%04X", (int) key.charAt(i)) + " at index " + i + ")");
-      }
-    }
+  String requireResourceKey(String key) {
+    LeaseArguments.requireText("resourceKey", key, MAX_RESOURCE_KEY_LENGTH);
     if (key.startsWith(" ") || key.endsWith(" ")) {
       throw new IllegalArgumentException("resourceKey \"" + key + "\" starts or ends with a space,"
           + " which Consul refuses; trim it");
@@ -137,6 +160,15 @@ public final class ConsulFence {
       throw new IllegalArgumentException("resourceKey \"" + key + "\" percent-decodes to \""
           + decoded + "\", which contains a space or '..': Consul refuses such keys; avoid '%'"
           + " escapes in resource keys");
+    }
+    // Consul percent-decodes the request path: "leases%2Fx" is the key "leases/x"
+    for (String seen : decoded == null ? new String[] {key} : new String[] {key, decoded}) {
+      if (seen.equals(reservedPrefix) || seen.startsWith(reservedPrefix + "/")) {
+        throw new IllegalArgumentException("resourceKey \"" + key + "\" is in the namespace"
+            + " reserved for lease keys (\"" + reservedPrefix + "/...\"): a fenced write there would"
+            + " overwrite a lease's lock key. Keep resources under another prefix, e.g. \"app/"
+            + key + "\"");
+      }
     }
     return key;
   }
@@ -169,6 +201,6 @@ public final class ConsulFence {
 
   @Override
   public String toString() {
-    return "ConsulFence[timeout=" + calls.timeout() + "]";
+    return "ConsulFence[timeout=" + calls.timeout() + ", reserved=" + reservedPrefix + "/]";
   }
 }

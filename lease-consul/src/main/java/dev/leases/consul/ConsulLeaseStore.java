@@ -18,12 +18,16 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.ConnectionPool;
 import okhttp3.Dispatcher;
 import okhttp3.OkHttpClient;
@@ -31,12 +35,17 @@ import org.kiwiproject.consul.Consul;
 import org.kiwiproject.consul.ConsulException;
 import org.kiwiproject.consul.KeyValueClient;
 import org.kiwiproject.consul.SessionClient;
+import org.kiwiproject.consul.async.ConsulResponseCallback;
+import org.kiwiproject.consul.model.ConsulResponse;
 import org.kiwiproject.consul.model.kv.ImmutableOperation;
 import org.kiwiproject.consul.model.kv.Operation;
 import org.kiwiproject.consul.model.kv.TxResponse;
 import org.kiwiproject.consul.model.kv.Value;
 import org.kiwiproject.consul.model.kv.Verb;
 import org.kiwiproject.consul.model.session.SessionInfo;
+import org.kiwiproject.consul.option.QueryOptions;
+import org.kiwiproject.consul.util.failover.ConsulFailoverInterceptor;
+import org.kiwiproject.consul.util.failover.strategy.ConsulFailoverStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,6 +84,12 @@ import org.slf4j.LoggerFactory;
  * a plain PUT by someone else does not change it either. {@code LockIndex} was not chosen: it starts
  * again at 1 when the key is deleted, and a plain PUT resets it to 0. {@code ModifyIndex} was not
  * chosen: it moves with every renewal.
+ * <br>When the key is absent (deleted out of band, or never created), {@link #token} and
+ * {@link #inspect} answer the {@code X-Consul-Index} of the KV read instead: for an absent key Consul
+ * reports the highest index of its whole KV table (entries and delete tombstones), which is at
+ * least every {@code CreateIndex} so far, since creating a key raised it; and the next key Consul
+ * creates gets a later Raft index, larger still. A store-wide bound, as {@link LeaseStore#token}
+ * allows: never lower than a token already issued, always lower than the next grant.
  * <br>Limits: a {@code -dev} agent keeps its data in memory and starts again from index 1, and
  * restoring an older snapshot rewinds the indexes: tokens can then go backwards. Run real servers.
  *
@@ -94,7 +109,8 @@ import org.slf4j.LoggerFactory;
  *   <li>EXPIRED: the key is unlocked but its record says "held" — Consul invalidated the session
  *       (TTL) and released the lock, and nobody has taken it. {@code expiredAt} is the stamp plus
  *       the TTL (an estimate, as above).
- *   <li>FREE: no key (never granted, or deleted out of band; {@code lastToken} 0), or released.
+ *   <li>FREE: released ({@code lastToken} the last tenure's token), or no key (never granted, or
+ *       deleted out of band; {@code lastToken} the KV table's index, see above).
  * </ul>
  *
  * <h2>Guarantees and limits</h2>
@@ -108,9 +124,15 @@ import org.slf4j.LoggerFactory;
  *       a server that refuses a TTL makes the call throw {@link IllegalArgumentException} saying so.
  *   <li>Every call is bounded by the call timeout (all the HTTP requests it makes, together); after
  *       it, or on an I/O error or an error status, the call throws
- *       {@link LeaseStoreUnavailableException} and its outcome is unknown. A request that timed
- *       out is not interrupted and may still land; if it was an acquire, a later call by the same
- *       holder on the same store renews that tenure.
+ *       {@link LeaseStoreUnavailableException} and its outcome is unknown. On a store built from a
+ *       URL the request in flight is cancelled at the deadline and nothing more is sent; on your
+ *       client it runs until your client's timeouts (no further write starts). A request that was
+ *       already sent may still land; if it was an acquire, a later call by the same holder on the
+ *       same store renews that tenure.
+ *   <li>Calls run on at most {@link Builder#maxConcurrentCalls(int)} threads of the store's own,
+ *       with at most four times as many waiting; a call beyond that fails at once with
+ *       {@link LeaseStoreUnavailableException}. A slow or silent agent therefore costs a fixed
+ *       number of threads, however many calls time out.
  *   <li>Renewing keeps the tenure's session, whose TTL Consul fixed when it was created: a renewal
  *       asking for another TTL gets the session's TTL, which the grant reports.
  *   <li>Reads use Consul's default consistency (answered by the leader). Decisions never rest on a
@@ -155,6 +177,9 @@ public final class ConsulLeaseStore implements LeaseStore {
   /** Longest accepted call timeout. */
   public static final Duration MAX_CALL_TIMEOUT = Duration.ofMinutes(5);
 
+  /** Threads for calls unless {@link Builder#maxConcurrentCalls(int)} says otherwise. */
+  public static final int DEFAULT_MAX_CONCURRENT_CALLS = ConsulCalls.DEFAULT_MAX_THREADS;
+
   private static final Logger log = LoggerFactory.getLogger(ConsulLeaseStore.class);
   private static final Duration UNKNOWN_REMAINING = Duration.ofSeconds(1);
 
@@ -184,7 +209,7 @@ public final class ConsulLeaseStore implements LeaseStore {
     this.sessions = consul.sessionClient();
     this.sessionCreator = sessionCreator != null ? sessionCreator : SessionCreator.through(sessions);
     this.keys = new KeyLayout(b.keyPrefix);
-    this.calls = new ConsulCalls(b.callTimeout, b.target);
+    this.calls = new ConsulCalls(b.callTimeout, b.target, b.maxConcurrentCalls);
   }
 
   /**
@@ -221,6 +246,7 @@ public final class ConsulLeaseStore implements LeaseStore {
     private final String target;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
+    private int maxConcurrentCalls = DEFAULT_MAX_CONCURRENT_CALLS;
     private String aclToken;
 
     private Builder(Consul client, String url) {
@@ -251,6 +277,18 @@ public final class ConsulLeaseStore implements LeaseStore {
     }
 
     /**
+     * How many calls may run at once, each on a thread of the store's own; default
+     * {@value ConsulLeaseStore#DEFAULT_MAX_CONCURRENT_CALLS}, at most 256. Up to four times as many
+     * calls wait for a thread (within their timeout); more fail at once with
+     * {@link LeaseStoreUnavailableException}. This is what bounds the threads a slow agent can tie
+     * up.
+     */
+    public Builder maxConcurrentCalls(int maxConcurrentCalls) {
+      this.maxConcurrentCalls = ConsulCalls.requireMaxThreads(maxConcurrentCalls);
+      return this;
+    }
+
+    /**
      * The ACL token sent with every request ({@code X-Consul-Token}); it needs {@code key:write} on
      * the prefix and {@code session:write} on the agent's node. Only for stores built from a URL:
      * configure your own client's token on that client.
@@ -275,11 +313,16 @@ public final class ConsulLeaseStore implements LeaseStore {
       }
       int ms = (int) Math.max(1, callTimeout.toMillis());
       // One pool and one set of (daemon) dispatcher threads for the kiwiproject client and for the
-      // session request it cannot express; Consul.destroy() shuts both down.
+      // session request it cannot express; Consul.destroy() cancels their calls and shuts both
+      // down. The dispatcher runs only asynchronous requests (a release watch's blocking query per
+      // watched name, and reads of absent keys, each bounded by its read timeout); synchronous
+      // ones run on the store's call threads.
       ConnectionPool pool = new ConnectionPool();
+      AtomicInteger httpThreads = new AtomicInteger();
       ExecutorService dispatch = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
           new SynchronousQueue<>(), r -> {
-            Thread t = new Thread(r, "leases-consul-http");
+            Thread t = new Thread(r, ConsulCalls.THREAD_PREFIX + "http-"
+                + httpThreads.incrementAndGet());
             t.setDaemon(true);
             return t;
           });
@@ -287,7 +330,8 @@ public final class ConsulLeaseStore implements LeaseStore {
       try {
         Consul.Builder cb = Consul.builder().withUrl(url).withPing(false)
             .withConnectTimeoutMillis(ms).withReadTimeoutMillis(ms).withWriteTimeoutMillis(ms)
-            .withConnectionPool(pool).withExecutorService(dispatch);
+            .withConnectionPool(pool).withExecutorService(dispatch)
+            .withConsulFailoverInterceptor(new CallDeadlines());
         if (aclToken != null) {
           cb.withTokenAuth(aclToken);
         }
@@ -297,11 +341,57 @@ public final class ConsulLeaseStore implements LeaseStore {
         throw new IllegalArgumentException("cannot build a Consul client for " + url + ": " + e, e);
       }
       OkHttpClient direct = new OkHttpClient.Builder().connectionPool(pool)
-          .dispatcher(new Dispatcher(dispatch))
+          .dispatcher(new Dispatcher(dispatch)).addInterceptor(ConsulCalls.INTERCEPTOR)
           .connectTimeout(ms, TimeUnit.MILLISECONDS).readTimeout(ms, TimeUnit.MILLISECONDS)
           .writeTimeout(ms, TimeUnit.MILLISECONDS).build();
       return new ConsulLeaseStore(this, owned, true,
           SessionCreator.direct(direct, url, aclToken));
+    }
+  }
+
+  /**
+   * The only hook the kiwiproject builder offers for an OkHttp application interceptor is its
+   * failover interceptor: this one fails over nowhere and applies {@link ConsulCalls#INTERCEPTOR}
+   * (each request bounded by its call's remaining time, cancelled when the call is abandoned).
+   */
+  private static final class CallDeadlines extends ConsulFailoverInterceptor {
+    CallDeadlines() {
+      super(new ConsulFailoverStrategy() {
+        @Override
+        public Optional<okhttp3.Request> computeNextStage(okhttp3.Request request) {
+          return Optional.of(request);
+        }
+
+        @Override
+        public Optional<okhttp3.Request> computeNextStage(okhttp3.Request request,
+            okhttp3.Response response) {
+          return Optional.empty();
+        }
+
+        @Override
+        public boolean isRequestViable(okhttp3.Request request) {
+          return true;
+        }
+
+        @Override
+        public void markRequestFailed(okhttp3.Request request) {}
+      });
+    }
+
+    @Override
+    public okhttp3.Response intercept(Chain chain) {
+      try {
+        return ConsulCalls.INTERCEPTOR.intercept(chain);
+      } catch (java.io.IOException e) {
+        // the superclass's signature omits the IOException that OkHttp expects from interceptors
+        // (a timeout, a cancelled call): rethrow it unchanged, for the client to report as usual
+        throw CallDeadlines.<RuntimeException>rethrow(e);
+      }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> E rethrow(Throwable t) throws E {
+      throw (E) t;
     }
   }
 
@@ -425,6 +515,7 @@ public final class ConsulLeaseStore implements LeaseStore {
     if (stale != null) {
       destroyQuietly(stale.session());
     }
+    ConsulCalls.ensureLive(); // an abandoned acquire must not start a tenure
     long sent = System.currentTimeMillis();
     String session = sessionCreator.create(t.holder(), ttl);
     Tenure tenure = new Tenure(session, ttl);
@@ -500,15 +591,63 @@ public final class ConsulLeaseStore implements LeaseStore {
 
   /**
    * The key's {@code CreateIndex}: the token of the latest tenure, kept through release and expiry.
-   * Empty when there is no key (never granted, or deleted out of band; the next grant is larger than
-   * any token issued before either way).
+   * When there is no key (never granted, or deleted out of band), the {@code X-Consul-Index} of the
+   * read: at least every token issued so far, below the next grant (see the class comment).
    */
   @Override
   public OptionalLong token(String name) {
     LeaseArguments.requireName(name);
     ensureOpen();
-    return calls.run("token('" + name + "')", () -> kv.getValue(keys.keyOf(name))
-        .map(v -> OptionalLong.of(v.getCreateIndex())).orElse(OptionalLong.empty()));
+    return calls.run("token('" + name + "')", () -> {
+      String key = keys.keyOf(name);
+      Optional<Value> current = kv.getValue(key);
+      return OptionalLong.of(current.isPresent() ? current.get().getCreateIndex()
+          : readWithIndex(key).token());
+    });
+  }
+
+  /** A read of a key and the {@code X-Consul-Index} Consul answered with it. */
+  private record KeyRead(Optional<Value> value, long index) {
+    /** The key's {@code CreateIndex}, or for an absent key the KV table's index. */
+    long token() {
+      return value.map(Value::getCreateIndex).orElse(index);
+    }
+  }
+
+  /**
+   * Reads {@code key} keeping the response's index, which the kiwiproject client drops from
+   * synchronous reads of absent keys; asynchronous, so it runs on the client's dispatcher while
+   * this call's thread waits at most the call's remaining time.
+   */
+  private KeyRead readWithIndex(String key) throws InterruptedException {
+    CompletableFuture<ConsulResponse<Optional<Value>>> answer = new CompletableFuture<>();
+    kv.getValue(key, QueryOptions.BLANK, new ConsulResponseCallback<>() {
+      @Override
+      public void onComplete(ConsulResponse<Optional<Value>> response) {
+        answer.complete(response);
+      }
+
+      @Override
+      public void onFailure(Throwable failure) {
+        answer.completeExceptionally(failure);
+      }
+    });
+    ConsulResponse<Optional<Value>> r;
+    try {
+      r = answer.get(Math.max(1, ConsulCalls.remainingNanos()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      throw new LeaseStoreUnavailableException("read of " + key + ": " + calls.target()
+          + " did not answer within " + calls.timeout(), e);
+    } catch (ExecutionException e) {
+      throw new ConsulException("read of " + key + " failed", e.getCause());
+    }
+    Optional<Value> value = r.getResponse() == null ? Optional.empty() : r.getResponse();
+    BigInteger index = r.getIndex();
+    if (value.isEmpty() && (index == null || index.signum() <= 0 || index.bitLength() > 63)) {
+      throw new LeaseStoreUnavailableException("read of absent key " + key + ": " + calls.target()
+          + " answered without a usable X-Consul-Index (" + index + "); try again", null);
+    }
+    return new KeyRead(value, index == null ? 0 : index.longValue());
   }
 
   /** Reads the key, and the session that locks it if any; see the class comment for the states. */
@@ -519,12 +658,16 @@ public final class ConsulLeaseStore implements LeaseStore {
     return calls.run("inspect('" + name + "')", () -> doInspect(name));
   }
 
-  private LeaseState doInspect(String name) {
+  private LeaseState doInspect(String name) throws InterruptedException {
     String key = keys.keyOf(name);
     for (int attempt = 0; attempt < 3; attempt++) {
       Optional<Value> current = kv.getValue(key);
       if (current.isEmpty()) {
-        return new LeaseState.Free(name, 0);
+        KeyRead again = readWithIndex(key);
+        if (again.value().isEmpty()) {
+          return new LeaseState.Free(name, again.index());
+        }
+        current = again.value(); // created since the first read
       }
       Value v = current.get();
       long token = v.getCreateIndex();
@@ -635,8 +778,9 @@ public final class ConsulLeaseStore implements LeaseStore {
         watches.close();
       }
     }
+    calls.close();
     if (ownsClient) {
-      consul.destroy();
+      consul.destroy(); // also cancels the watches' blocking queries in flight
     }
   }
 
@@ -656,6 +800,7 @@ public final class ConsulLeaseStore implements LeaseStore {
    * because a guard failed or the lock is held by another session (or in its lock delay).
    */
   private Optional<Value> transact(Operation... ops) {
+    ConsulCalls.ensureLive(); // an abandoned call writes nothing more
     TxResponse response;
     try {
       response = kv.performTransaction(ops).getResponse();

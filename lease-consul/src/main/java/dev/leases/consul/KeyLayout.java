@@ -39,13 +39,14 @@ final class KeyLayout {
   }
 
   /**
-   * Checks a key prefix: 1 to {@value #MAX_PREFIX_LENGTH} characters from
+   * Checks a key prefix: well-formed UTF-16, 1 to {@value #MAX_PREFIX_LENGTH} characters from
    * {@code A-Z a-z 0-9 . _ - /}, made of non-empty {@code /}-separated segments none of which is
    * {@code .} or {@code ..}. Anything else could be rewritten on its way to Consul (empty and dot
    * segments are collapsed by URL normalisation, so the store would read one key and lock another),
    * or is unreadable in the UI.
    */
   static String requirePrefix(String prefix) {
+    LeaseArguments.requireWellFormed("keyPrefix", prefix); // says so, rather than "found '?'"
     KeyText.requirePrefix(prefix, "._-/", "myapp/leases");
     for (String segment : prefix.split("/", -1)) {
       if (segment.isEmpty()) {

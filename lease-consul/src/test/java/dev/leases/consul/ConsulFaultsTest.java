@@ -172,7 +172,9 @@ class ConsulFaultsTest {
           .hasMessageContaining("session_ttl_min")
           .hasMessageContaining("10s")
           .hasMessageContaining("ttl");
-      assertThat(s.inspect(n)).as("nothing was written").isEqualTo(new LeaseState.Free(n, 0));
+      assertThat(RawHttp.get(agent.url(), "/v1/kv/" + s.keyOf(n))).as("nothing was written")
+          .isNull();
+      assertThat(s.inspect(n).status()).isEqualTo(LeaseState.Status.FREE);
       assertThat(s.acquireOrRenew(n, a, Duration.ofSeconds(10))).isPresent();
       assertThat(s.release(n, a)).isTrue();
     }

@@ -115,6 +115,58 @@ class ConsulFenceTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resourceKey");
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"orders/\uD800", "orders/\uDBFF", "\uDC00/state", "a\uD83D"})
+  void keysThatAreNotWellFormedUtf16AreRejectedBeforeAnythingIsSent(String key) {
+    // both unpaired surrogates would reach Consul as the same key ("orders/?")
+    assertThatThrownBy(() -> fence.put(key, "v", 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resourceKey")
+        .hasMessageContaining("not well-formed UTF-16");
+    assertThatThrownBy(() -> fence.highestToken(key))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not well-formed UTF-16");
+  }
+
+  /**
+   * The fence keeps its token in the resource key's own Flags, so no resource key can equal
+   * another's fence; but a resource key inside the lease store's prefix would be a fenced write onto
+   * a lease's lock key (a plain PUT, which Consul accepts even while the key is locked).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"plain", "percent-encoded slash", "the prefix itself"})
+  void keysInTheLeaseStoresNamespaceAreRefusedAndTheLeaseIsUntouched(String form)
+      throws Exception {
+    try (ConsulLeaseStore store = ConsulLeaseStore.builder(ConsulServers.sharedUrl()).build()) {
+      String n = "fenced-" + UUID.randomUUID();
+      dev.leases.HolderId h = dev.leases.HolderId.generate();
+      long token = store.acquireOrRenew(n, h, Duration.ofSeconds(10)).orElseThrow().token();
+      String leaseKey = store.keyOf(n);
+      String key = switch (form) {
+        case "plain" -> leaseKey;
+        case "percent-encoded slash" -> leaseKey.replaceFirst("/", "%2F");
+        default -> ConsulLeaseStore.DEFAULT_KEY_PREFIX;
+      };
+      String before = read(leaseKey);
+      assertThatThrownBy(() -> fence.put(key, "overwritten", token))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("resourceKey")
+          .hasMessageContaining("reserved");
+      assertThat(read(leaseKey)).as("the lease's record is untouched").isEqualTo(before);
+      assertThat(store.inspect(n).status()).isEqualTo(dev.leases.LeaseState.Status.HELD);
+      assertThat(store.release(n, h)).isTrue();
+    }
+  }
+
+  @Test
+  void aFenceForAStoreWithItsOwnPrefixRefusesThatPrefix() {
+    ConsulFence custom = ConsulFence.of(client, Duration.ofSeconds(5), "myapp/leases");
+    assertThatThrownBy(() -> custom.put("myapp/leases/job", "v", 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reserved");
+    String ok = "myapp/leases-not/" + UUID.randomUUID();
+    custom.put(ok, "v", 1);
+    assertThat(read(ok)).isEqualTo("v");
+    assertThatThrownBy(() -> ConsulFence.of(client, Duration.ofSeconds(5), "bad//prefix"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keyPrefix");
+  }
+
   @Test
   void badInputSaysWhatToChange() {
     assertThatThrownBy(() -> fence.put("k", "v", 0))

@@ -55,11 +55,13 @@ class ConsulLeaseStoreTckTest extends LeaseStoreTck {
     return testTtl();
   }
 
+  /** The shared agent's HTTP port, for the kit's stalled-proxy scenario. */
   @Override
   protected int storePort() {
     return java.net.URI.create(ConsulServers.sharedUrl()).getPort();
   }
 
+  /** A store that owns its client, on {@code 127.0.0.1:port}, with {@code callTimeout}. */
   @Override
   protected LeaseStore newStoreVia(int port, Duration callTimeout) {
     return ConsulLeaseStore.builder("http://127.0.0.1:" + port).callTimeout(callTimeout).build();

@@ -25,6 +25,15 @@ class KeyLayoutTest {
   }
 
   @ParameterizedTest
+  @ValueSource(strings = {"a\uD800", "\uDC00b", "a\uDBFF\uDBFFb"})
+  void prefixesThatAreNotWellFormedUtf16AreRejectedAsSuch(String prefix) {
+    assertThatThrownBy(() -> ConsulLeaseStore.builder("http://127.0.0.1:1").keyPrefix(prefix))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("keyPrefix")
+        .hasMessageContaining("not well-formed UTF-16");
+  }
+
+  @ParameterizedTest
   @ValueSource(strings = {"leases", "myapp/leases", "a.b_c-d/e", "L", "0123456789", "a..b/c"})
   void ordinaryPrefixesAreAccepted(String prefix) {
     try (ConsulLeaseStore s = ConsulLeaseStore.builder("http://127.0.0.1:1").keyPrefix(prefix)
