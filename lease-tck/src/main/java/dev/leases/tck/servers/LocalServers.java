@@ -179,11 +179,17 @@ public final class LocalServers {
     return server;
   }
 
-  /** Waits until the agent at {@code url} names a Raft leader. */
+  /**
+   * Waits until the agent at {@code url} names a Raft leader and its node is in the catalog: a
+   * session cannot be created before the node is registered ("Missing node registration").
+   */
   public static void awaitConsulLeader(String url, Duration timeout)
       throws IOException, InterruptedException {
+    long end = System.nanoTime() + timeout.toNanos();
     awaitHttp("Consul at " + url, url + "/v1/status/leader",
         body -> body.startsWith("\"") && body.length() > 2, timeout);
+    awaitHttp("Consul at " + url + " (its node in the catalog)", url + "/v1/catalog/nodes",
+        body -> body.contains("\"Node\""), Duration.ofNanos(Math.max(0, end - System.nanoTime())));
   }
 
   private static void awaitHttp(String what, String url, Predicate<String> ready, Duration timeout)
