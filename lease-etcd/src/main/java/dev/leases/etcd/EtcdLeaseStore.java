@@ -154,10 +154,14 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   /**
    * Acquires {@code name} for {@code holder}, or renews it if {@code holder} has it. A renewal reads
-   * the lease key, checks the holder and sends one keep-alive to the attached etcd lease; it keeps
-   * the token. If that etcd lease already expired, the holder contends again and, if it wins, gets
-   * a larger token. A renewal asking for a longer TTL than its etcd lease has moves the key to a
-   * new etcd lease, keeping the token.
+   * the lease key, checks the holder, sends one keep-alive to the attached etcd lease and then reads
+   * the key again: it keeps the token only if the key is still the one it read (same
+   * {@code create_revision}, etcd lease and holder). A keep-alive alone proves nothing, since
+   * deleting the key by hand leaves its etcd lease alive while someone else acquires the name; then
+   * the renewal revokes that orphaned etcd lease and answers as for any contender (empty while the
+   * other holds it). If the etcd lease already expired, the holder contends again and, if it wins,
+   * gets a larger token. A renewal asking for a longer TTL than its etcd lease has moves the key to
+   * a new etcd lease in one transaction that checks the key is unchanged, keeping the token.
    */
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
@@ -175,11 +179,11 @@ public final class EtcdLeaseStore implements LeaseStore {
         if (!current.getValue().equals(holderValue)) {
           return Optional.empty();
         }
-        LeaseGrant renewed = renew(name, holder, current, seconds, budget);
-        if (renewed != null) {
-          return Optional.of(renewed);
+        Renewal renewal = renew(name, holder, current, seconds, budget);
+        if (renewal.grant() != null) {
+          return Optional.of(renewal.grant());
         }
-        current = get(key, budget, "read lease '" + name + "'");
+        current = renewal.now();
         continue;
       }
       long sent = System.currentTimeMillis();
@@ -211,21 +215,40 @@ public final class EtcdLeaseStore implements LeaseStore {
         + " times during one call; nothing was granted, try again", null);
   }
 
-  /** One keep-alive for the holder's key; null if its etcd lease is gone (or was replaced). */
-  private LeaseGrant renew(String name, HolderId holder, KeyValue current, long seconds,
+  /** A renewal's outcome: the grant, or else the lease key as read after the failed attempt. */
+  private record Renewal(LeaseGrant grant, KeyValue now) {
+    static Renewal lost(KeyValue now) {
+      return new Renewal(null, now);
+    }
+  }
+
+  /**
+   * One keep-alive for the etcd lease of the holder's key {@code read}, then the ownership check:
+   * deleting a key does not revoke its etcd lease, so a keep-alive still succeeds after the key was
+   * deleted by hand and someone else acquired it. Only if, after the keep-alive, the key is still
+   * the one we read (same {@code create_revision}, same etcd lease, same holder) is the tenure ours;
+   * otherwise our etcd lease carries nothing of ours and is revoked.
+   */
+  private Renewal renew(String name, HolderId holder, KeyValue read, long seconds,
       Calls.Budget budget) {
-    long leaseId = requireOurs(current).getLease();
-    long token = current.getCreateRevision();
+    long leaseId = requireOurs(read).getLease();
+    long token = read.getCreateRevision();
+    ByteSequence key = keys.leaseKey(name);
     long sent = System.currentTimeMillis();
     long ttl = keepAlive(leaseId, budget, name);
     if (ttl <= 0) {
-      return null;
+      return Renewal.lost(get(key, budget, "read lease '" + name + "'"));
     }
     if (ttl >= seconds) {
-      return grant(name, holder, token, sent, ttl);
+      KeyValue now = get(key, budget, "read lease '" + name + "'");
+      if (sameTenure(now, read)) {
+        return new Renewal(grant(name, holder, token, sent, ttl), null);
+      }
+      revokeUnlessAttached(leaseId, now);
+      return Renewal.lost(now);
     }
-    // The caller asks for more than this etcd lease grants: move the key to a longer one.
-    ByteSequence key = keys.leaseKey(name);
+    // The caller asks for more than this etcd lease grants: move the key to a longer one, if it is
+    // still exactly as read (an unchanged mod_revision: same tenure, etcd lease and holder).
     sent = System.currentTimeMillis();
     LeaseGrantResponse longer = calls.retrying(() -> leases.grant(seconds), budget,
         "grant a " + seconds + " s etcd lease for '" + name + "'");
@@ -233,8 +256,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     try {
       r = calls.retrying(() -> kv.txn()
           .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(token)),
-              new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(utf8(holder.value()))))
-          .Then(Op.put(key, utf8(holder.value()),
+              new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(read.getModRevision())))
+          .Then(Op.put(key, read.getValue(),
               PutOption.builder().withLeaseId(longer.getID()).build()),
               Op.get(key, GetOption.DEFAULT))
           .Else(Op.get(key, GetOption.DEFAULT))
@@ -244,12 +267,29 @@ public final class EtcdLeaseStore implements LeaseStore {
       throw e;
     }
     KeyValue now = first(r.getGetResponses().get(0));
+    revokeUnlessAttached(leaseId, now);
     if (now != null && now.getLease() == longer.getID()) {
-      revokeLater(leaseId);
-      return grant(name, holder, token, sent, longer.getTTL());
+      return new Renewal(grant(name, holder, token, sent, longer.getTTL()), null);
     }
     revokeLater(longer.getID());
-    return null;
+    return Renewal.lost(now);
+  }
+
+  /**
+   * Revokes {@code leaseId} after our key left it (moved to a longer etcd lease, or deleted by
+   * hand and perhaps re-created by someone else), so that no orphaned etcd lease lingers until its
+   * TTL; kept if the key {@code now} is still attached to it.
+   */
+  private void revokeUnlessAttached(long leaseId, KeyValue now) {
+    if (now == null || now.getLease() != leaseId) {
+      revokeLater(leaseId);
+    }
+  }
+
+  /** Whether {@code now} is still the tenure {@code read}: same key incarnation, etcd lease, holder. */
+  private static boolean sameTenure(KeyValue now, KeyValue read) {
+    return now != null && now.getCreateRevision() == read.getCreateRevision()
+        && now.getLease() == read.getLease() && now.getValue().equals(read.getValue());
   }
 
   /** The TTL a keep-alive granted, or 0 if the etcd lease no longer exists. */

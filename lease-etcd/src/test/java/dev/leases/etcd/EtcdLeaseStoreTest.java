@@ -13,7 +13,11 @@ import dev.leases.LeaseStoreUnavailableException;
 import dev.leases.tck.servers.FreePorts;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.options.LeaseOption;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -34,6 +38,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -344,5 +349,87 @@ class EtcdLeaseStoreTest {
     assertThatThrownBy(() -> s.release("x", a)).isInstanceOf(LeaseStoreUnavailableException.class);
     assertThat(Duration.ofNanos(System.nanoTime() - start)).as("three bounded calls")
         .isLessThan(Duration.ofSeconds(20));
+  }
+
+  // ---------------------------------------------------------------- ownership after the keep-alive
+
+  /**
+   * The reviewed interleaving, made exact by a client that runs a hook right before A's keep-alive:
+   * A has read its key, then the key is deleted by hand (its etcd lease is not revoked) and B
+   * acquires with a larger token; A's keep-alive then succeeds. A must not be granted its old token
+   * while B holds the lease, and A's orphaned etcd lease must not linger. 10 s keeps the etcd lease;
+   * 20 s takes the path that moves the key to a longer etcd lease.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {10, 20})
+  void aRenewalAfterAnotherHoldersGrantIsRefusedAndItsEtcdLeaseRevoked(int renewSeconds)
+      throws Exception {
+    AtomicReference<Runnable> beforeKeepAlive = new AtomicReference<>();
+    Client raw = Client.builder().endpoints(EtcdServers.endpointList().toArray(String[]::new)).build();
+    closeables.add(raw);
+    EtcdLeaseStore sa = EtcdLeaseStore.builder(hookBeforeKeepAlive(raw, beforeKeepAlive))
+        .keyPrefix(prefix).build();
+    closeables.add(sa);
+    EtcdLeaseStore sb = store();
+    String n = name();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant ga = sa.acquireOrRenew(n, a, Duration.ofSeconds(10)).orElseThrow();
+    long leaseA = leaseIdOf(prefix, n);
+    AtomicReference<LeaseGrant> gb = new AtomicReference<>();
+    beforeKeepAlive.set(() -> {
+      try {
+        admin.getKVClient().delete(new KeyLayout(prefix).leaseKey(n)).get(10, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      gb.set(sb.acquireOrRenew(n, b, Duration.ofSeconds(10)).orElseThrow());
+    });
+
+    Optional<LeaseGrant> renewed = sa.acquireOrRenew(n, a, Duration.ofSeconds(renewSeconds));
+
+    assertThat(beforeKeepAlive.get()).as("the hook ran").isNull();
+    assertThat(gb.get().token()).isGreaterThan(ga.token());
+    assertThat(renewed).as("A's renewal after B was granted token %d", gb.get().token()).isEmpty();
+    assertThat(sb.inspect(n)).isInstanceOfSatisfying(LeaseState.Held.class, h -> {
+      assertThat(h.holder()).isEqualTo(b);
+      assertThat(h.lastToken()).isEqualTo(gb.get().token());
+    });
+    await("A's orphaned etcd lease is revoked").atMost(Duration.ofSeconds(10))
+        .until(() -> admin.getLeaseClient().timeToLive(leaseA, LeaseOption.DEFAULT)
+            .get(5, TimeUnit.SECONDS).getTTL() == -1);
+    assertThat(sb.acquireOrRenew(n, b, Duration.ofSeconds(10))).as("B renews")
+        .hasValueSatisfying(g -> assertThat(g.token()).isEqualTo(gb.get().token()));
+  }
+
+  /** {@code client} with a lease client that runs (once) the armed hook before a keep-alive. */
+  private static Client hookBeforeKeepAlive(Client client, AtomicReference<Runnable> hook) {
+    Lease leases = client.getLeaseClient();
+    Lease hooked = proxy(Lease.class, (m, args) -> {
+      if (m.getName().equals("keepAliveOnce")) {
+        Runnable r = hook.getAndSet(null);
+        if (r != null) {
+          r.run();
+        }
+      }
+      return m.invoke(leases, args);
+    });
+    return proxy(Client.class, (m, args) -> m.getName().equals("getLeaseClient")
+        ? hooked : m.invoke(client, args));
+  }
+
+  private interface Call {
+    Object call(Method m, Object[] args) throws Exception;
+  }
+
+  private static <T> T proxy(Class<T> type, Call call) {
+    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+        (p, m, args) -> {
+          try {
+            return call.call(m, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        }));
   }
 }
