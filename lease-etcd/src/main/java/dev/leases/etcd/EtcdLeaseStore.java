@@ -60,7 +60,9 @@ import org.slf4j.LoggerFactory;
  * racing contenders exactly one wins; the losers revoke the etcd lease they granted for the attempt.
  * Reads are linearizable. A companion key that never expires records the last tenure, so
  * {@link #inspect} tells a released lease ({@code FREE}) from one whose holder stopped renewing
- * ({@code EXPIRED}), and {@link #token} reports the highest token even when no lease key exists.
+ * ({@code EXPIRED}), and {@link #token} reports the highest token even when no lease key exists;
+ * with neither key (never granted, or both deleted by hand) it reports etcd's current revision, a
+ * bound that no earlier token exceeds and every later one does.
  * Tokens are revisions of one cluster: restoring an older snapshot or moving to a new cluster makes
  * them smaller — reset the fences of guarded resources when you do that.
  *
@@ -346,19 +348,17 @@ public final class EtcdLeaseStore implements LeaseStore {
     return released;
   }
 
+  /**
+   * The latest grant's token while etcd holds a record of the name (the lease key or the companion
+   * key). When neither exists — never granted, or both deleted by hand — the answer is etcd's
+   * current revision, read with the keys: every token ever issued is a revision at or below it, and
+   * every later grant's {@code create_revision} is above it. Never empty.
+   */
   @Override
   public OptionalLong token(String name) {
     LeaseArguments.requireName(name);
     ensureOpen();
-    Snapshot s = snapshot(name, calls.budget());
-    long token = 0;
-    if (s.lease != null) {
-      token = s.lease.getCreateRevision();
-    }
-    if (s.last != null) {
-      token = Math.max(token, LastTenure.parse(s.last).token());
-    }
-    return token == 0 ? OptionalLong.empty() : OptionalLong.of(token);
+    return OptionalLong.of(snapshot(name, calls.budget()).bound());
   }
 
   /**
@@ -367,6 +367,8 @@ public final class EtcdLeaseStore implements LeaseStore {
    * the companion says a holder had it (it stopped renewing, or the key was deleted by hand);
    * {@code FREE} after a release or when never granted. For {@code EXPIRED}, etcd does not say when
    * the lease ran out: {@code expiredAt} is the time of this inspection, an upper bound.
+   * {@link LeaseState#lastToken()} is {@link #token}'s answer: etcd's current revision when neither
+   * key exists (never granted, or both deleted by hand).
    */
   @Override
   public LeaseState inspect(String name) {
@@ -377,7 +379,7 @@ public final class EtcdLeaseStore implements LeaseStore {
       Snapshot s = snapshot(name, budget);
       if (s.lease == null) {
         if (s.last == null) {
-          return new LeaseState.Free(name, 0);
+          return new LeaseState.Free(name, s.revision());
         }
         LastTenure last = LastTenure.parse(s.last);
         return last.released()
@@ -497,7 +499,21 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   // ---------------------------------------------------------------- helpers
 
-  private record Snapshot(KeyValue lease, KeyValue last) {}
+  /** The lease key and the companion key (null if absent), read at etcd revision {@code revision}. */
+  private record Snapshot(KeyValue lease, KeyValue last, long revision) {
+
+    /**
+     * The fencing bound: the latest token on record, else the revision (no token issued so far is
+     * larger, every later {@code create_revision} is).
+     */
+    long bound() {
+      if (lease == null && last == null) {
+        return revision;
+      }
+      long token = lease != null ? lease.getCreateRevision() : 0;
+      return last != null ? Math.max(token, LastTenure.parse(last).token()) : token;
+    }
+  }
 
   /** The lease key and the companion key read at one revision. */
   private Snapshot snapshot(String name, Calls.Budget budget) {
@@ -507,7 +523,7 @@ public final class EtcdLeaseStore implements LeaseStore {
         .Then(Op.get(key, GetOption.DEFAULT), Op.get(lastKey, GetOption.DEFAULT))
         .commit(), budget, "read lease '" + name + "'");
     List<GetResponse> gets = r.getGetResponses();
-    return new Snapshot(first(gets.get(0)), first(gets.get(1)));
+    return new Snapshot(first(gets.get(0)), first(gets.get(1)), r.getHeader().getRevision());
   }
 
   private KeyValue get(ByteSequence key, Calls.Budget budget, String what) {

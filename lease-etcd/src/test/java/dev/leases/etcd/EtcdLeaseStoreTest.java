@@ -432,4 +432,27 @@ class EtcdLeaseStoreTest {
           }
         }));
   }
+
+  // ---------------------------------------------------------------- token after a manual delete
+
+  @Test
+  void tokenAfterBothKeysAreDeletedByHandIsStillABound() throws Exception {
+    EtcdLeaseStore s = store();
+    String n = name();
+    HolderId a = HolderId.generate();
+    LeaseGrant g1 = s.acquireOrRenew(n, a, Duration.ofSeconds(5)).orElseThrow();
+    KeyLayout keys = new KeyLayout(prefix);
+    admin.getKVClient().delete(keys.leaseKey(n)).get(10, TimeUnit.SECONDS);
+    admin.getKVClient().delete(keys.lastKey(n)).get(10, TimeUnit.SECONDS);
+
+    long bound = s.token(n).orElse(0);
+    assertThat(bound).as("token(name) after both keys were deleted").isGreaterThanOrEqualTo(g1.token());
+    LeaseState st = s.inspect(n);
+    assertThat(st).isInstanceOf(LeaseState.Free.class);
+    assertThat(st.lastToken()).as("inspect after both keys were deleted")
+        .isGreaterThanOrEqualTo(g1.token());
+    LeaseGrant g2 = s.acquireOrRenew(n, a, Duration.ofSeconds(5)).orElseThrow();
+    assertThat(g2.token()).isGreaterThan(Math.max(bound, st.lastToken()));
+    assertThat(s.token(n)).as("exact again once a record exists").hasValue(g2.token());
+  }
 }
