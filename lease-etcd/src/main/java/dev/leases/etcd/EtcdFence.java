@@ -71,7 +71,8 @@ public final class EtcdFence {
   public EtcdFence(Client client, String keyPrefix, Duration callTimeout) {
     this.kv = Objects.requireNonNull(client, "client must not be null").getKVClient();
     this.keys = new KeyLayout(keyPrefix);
-    this.calls = new Calls(LeaseArguments.requirePositive("callTimeout", callTimeout), () -> false);
+    this.calls = new Calls(LeaseArguments.requirePositive("callTimeout", callTimeout), () -> false,
+        Calls.CLIENT_ENDPOINTS);
   }
 
   /** {@link #write(String, long, byte[])} with {@code value} in UTF-8. */

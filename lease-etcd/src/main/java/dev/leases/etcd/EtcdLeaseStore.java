@@ -45,6 +45,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,9 +84,14 @@ import org.slf4j.LoggerFactory;
  * (retried within the call timeout) and a holder must treat its lease as lost until a renewal lands.
  *
  * <p><b>Calls.</b> Every operation is bounded by {@code callTimeout}; calls that are safe to repeat
- * are retried while etcd answers {@code UNAVAILABLE}. A client built by this store gives every gRPC
- * call a deadline of {@code callTimeout} as well; with your own {@link Client}, configure deadlines
- * or interceptors on it yourself (calls are still abandoned after {@code callTimeout}).
+ * are retried while etcd answers {@code UNAVAILABLE}. A call that could not be sent because no
+ * endpoint accepts connections fails at once (not after {@code callTimeout}) with a
+ * {@link LeaseStoreUnavailableException} that names the endpoints and says they refused
+ * connections. A client built by this store gives every gRPC call a deadline of {@code callTimeout}
+ * and does not wait for a ready connection ({@code waitForReady(false)}); with your own
+ * {@link Client}, configure deadlines or interceptors on it yourself and build it with
+ * {@code waitForReady(false)} to fail fast as well (otherwise a refused connection is waited out
+ * until {@code callTimeout}, when calls are abandoned).
  * Renewal is one bounded {@code keepAliveOnce} per call, driven by the caller (use
  * {@link dev.leases.leader.LeaderLoop}); jetcd's background {@code keepAlive} stream, which can stop
  * silently, is not used. {@link #onRelease} watches the lease key and fires on its {@code DELETE}
@@ -124,19 +130,21 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
   private final Set<CompletableFuture<?>> pendingRevokes = ConcurrentHashMap.newKeySet();
 
-  private EtcdLeaseStore(Client client, boolean ownsClient, KeyLayout keys, Duration callTimeout) {
+  private EtcdLeaseStore(Client client, boolean ownsClient, KeyLayout keys, Duration callTimeout,
+      String endpoints) {
     this.client = client;
     this.ownsClient = ownsClient;
     this.kv = client.getKVClient();
     this.leases = client.getLeaseClient();
     this.watch = client.getWatchClient();
     this.keys = keys;
-    this.calls = new Calls(callTimeout, closed::get);
+    this.calls = new Calls(callTimeout, closed::get, endpoints);
   }
 
   /**
    * A store on your client. Closing the store does not close the client; give the client gRPC
-   * deadlines (an interceptor) if calls to an unreachable member must not linger.
+   * deadlines (an interceptor) if calls to an unreachable member must not linger, and
+   * {@code waitForReady(false)} if calls to endpoints that refuse connections must fail at once.
    */
   public static Builder builder(Client client) {
     return new Builder(Objects.requireNonNull(client, "client must not be null"), null);
@@ -658,15 +666,17 @@ public final class EtcdLeaseStore implements LeaseStore {
     public EtcdLeaseStore build() {
       KeyLayout layout = new KeyLayout(keyPrefix);
       if (client != null) {
-        return new EtcdLeaseStore(client, false, layout, callTimeout);
+        return new EtcdLeaseStore(client, false, layout, callTimeout, Calls.CLIENT_ENDPOINTS);
       }
       Client own = Client.builder()
           .endpoints(endpoints.toArray(URI[]::new))
           .interceptor(new Calls.DeadlineInterceptor(callTimeout))
           .connectTimeout(callTimeout)
           .retryMaxAttempts(0) // this store retries itself, within callTimeout
+          .waitForReady(false) // fail at once when no member accepts connections
           .build();
-      return new EtcdLeaseStore(own, true, layout, callTimeout);
+      return new EtcdLeaseStore(own, true, layout, callTimeout,
+          endpoints.stream().map(URI::toString).collect(Collectors.joining(", ")));
     }
   }
 }

@@ -11,6 +11,8 @@ import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
 import dev.leases.tck.servers.FreePorts;
+import dev.leases.tck.servers.TestServer;
+import dev.leases.tck.servers.TestServers;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Lease;
@@ -18,6 +20,8 @@ import io.etcd.jetcd.options.LeaseOption;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -41,6 +45,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -335,9 +340,11 @@ class EtcdLeaseStoreTest {
   }
 
   @Test
-  void anUnreachableServerFailsCallsWithinTheCallTimeoutAsUnknown() {
-    int port = FreePorts.pick(); // nothing listens here
-    EtcdLeaseStore s = EtcdLeaseStore.builder("http://127.0.0.1:" + port)
+  void aServerThatAcceptsButNeverAnswersFailsCallsWithinTheCallTimeoutAsUnknown() throws Exception {
+    // The kernel completes TCP handshakes into the backlog; nothing ever speaks HTTP/2.
+    ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    closeables.add(silent);
+    EtcdLeaseStore s = EtcdLeaseStore.builder("http://127.0.0.1:" + silent.getLocalPort())
         .callTimeout(Duration.ofMillis(500)).build();
     closeables.add(s);
     HolderId a = HolderId.generate();
@@ -431,6 +438,81 @@ class EtcdLeaseStoreTest {
             throw e.getCause();
           }
         }));
+  }
+
+  // ---------------------------------------------------------------- connection refused
+
+  @Test
+  void connectionRefusedFailsFastNamingTheEndpoint() {
+    int port = FreePorts.pick(); // nothing listens here
+    String endpoint = "http://127.0.0.1:" + port;
+    Duration callTimeout = Duration.ofSeconds(20);
+    EtcdLeaseStore s = EtcdLeaseStore.builder(endpoint).callTimeout(callTimeout).build();
+    closeables.add(s);
+    assertFailsFast(s, endpoint, callTimeout);
+  }
+
+  @Test
+  void aServerThatGoesAwayMidLifeFailsCallsFastAndClosed() {
+    TestServer own = TestServers.of(EtcdServers.spec());
+    closeables.add(own);
+    Duration callTimeout = Duration.ofSeconds(20);
+    EtcdLeaseStore s = EtcdLeaseStore.builder(own.endpoint()).keyPrefix(prefix)
+        .callTimeout(callTimeout).build();
+    closeables.add(s);
+    String n = name();
+    HolderId a = HolderId.generate();
+    s.acquireOrRenew(n, a, Duration.ofSeconds(5)).orElseThrow();
+    own.close();
+    assertFailsFast(s, own.endpoint(), callTimeout);
+  }
+
+  private static void assertFailsFast(EtcdLeaseStore s, String endpoint, Duration callTimeout) {
+    HolderId a = HolderId.generate();
+    Map<String, ThrowingCallable> calls = Map.of(
+        "acquire", () -> s.acquireOrRenew("x", a, Duration.ofSeconds(2)),
+        "release", () -> s.release("x", a),
+        "inspect", () -> s.inspect("x"),
+        "token", () -> s.token("x"));
+    for (Map.Entry<String, ThrowingCallable> c : calls.entrySet()) {
+      long start = System.nanoTime();
+      assertThatThrownBy(c.getValue()).as(c.getKey())
+          .isInstanceOf(LeaseStoreUnavailableException.class)
+          .hasMessageContaining(endpoint.replace("http://", ""))
+          .hasMessageContaining("refused");
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      assertThat(took)
+          .as("%s against a port that refuses connections, call timeout %s", c.getKey(), callTimeout)
+          .isLessThan(callTimeout.dividedBy(4));
+      System.out.printf("connection refused: %s failed after %d ms (call timeout %s)%n", c.getKey(),
+          took.toMillis(), callTimeout);
+    }
+  }
+
+  // ---------------------------------------------------------------- malformed UTF-16
+
+  @Test
+  void unpairedSurrogatesAreRefusedAndAQuestionMarkIsItsOwnLease() {
+    EtcdLeaseStore s = store();
+    HolderId a = HolderId.generate();
+    for (String bad : List.of("c\uD800x", "c\uDC00x")) {
+      List<ThrowingCallable> calls = List.of(
+          () -> s.acquireOrRenew(bad, a, Duration.ofSeconds(5)),
+          () -> s.release(bad, a),
+          () -> s.inspect(bad),
+          () -> s.token(bad),
+          () -> s.onRelease(bad, () -> {}),
+          () -> new HolderId(bad),
+          () -> EtcdLeaseStore.builder("http://127.0.0.1:2379").keyPrefix(bad));
+      for (ThrowingCallable c : calls) {
+        assertThatThrownBy(c).isInstanceOf(IllegalArgumentException.class);
+      }
+    }
+    String q = "c?x-" + name();
+    LeaseGrant g = s.acquireOrRenew(q, a, Duration.ofSeconds(5)).orElseThrow();
+    assertThat(((LeaseState.Held) s.inspect(q)).lastToken()).isEqualTo(g.token());
+    assertThat(s.inspect("c\uD83D\uDE00x-" + name())).as("a paired surrogate is a character")
+        .isInstanceOf(LeaseState.Free.class);
   }
 
   // ---------------------------------------------------------------- token after a manual delete
