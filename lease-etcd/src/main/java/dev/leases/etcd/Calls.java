@@ -13,6 +13,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -36,12 +37,20 @@ final class Calls {
   private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
   private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
+  /** How messages name the endpoints of a client someone else built. */
+  static final String CLIENT_ENDPOINTS = "the client's endpoints";
+
   private final Duration timeout;
   private final BooleanSupplier closed;
+  private final String endpoints;
 
-  Calls(Duration timeout, BooleanSupplier closed) {
+  /**
+   * @param endpoints how failure messages name the etcd endpoints, e.g. {@code http://host:2379}
+   */
+  Calls(Duration timeout, BooleanSupplier closed, String endpoints) {
     this.timeout = timeout;
     this.closed = closed;
+    this.endpoints = endpoints;
   }
 
   Duration timeout() {
@@ -68,20 +77,27 @@ final class Calls {
 
   /** Awaits one call; never repeats it. */
   <T> T once(Supplier<CompletableFuture<T>> call, Budget budget, String what) {
-    return attempt(call, budget, what);
+    return attempt(call, budget, what, false);
   }
 
-  /** Awaits a call that is safe to repeat, repeating it while etcd is briefly unavailable. */
+  /**
+   * Awaits a call that is safe to repeat, repeating it while etcd is briefly unavailable. A call
+   * that could not be sent because no endpoint accepts connections is not repeated: waiting out the
+   * budget would only delay the answer.
+   */
   <T> T retrying(Supplier<CompletableFuture<T>> call, Budget budget, String what) {
     long backoff = FIRST_BACKOFF_NANOS;
+    boolean repeat = false;
     while (true) {
       try {
-        return attempt(call, budget, what);
+        return attempt(call, budget, what, repeat);
       } catch (LeaseStoreUnavailableException e) {
-        if (code(e) != ErrorCode.UNAVAILABLE || budget.leftNanos() <= backoff) {
+        if (code(e) != ErrorCode.UNAVAILABLE || refusal(e) != null
+            || budget.leftNanos() <= backoff) {
           throw e;
         }
       }
+      repeat = true;
       try {
         TimeUnit.NANOSECONDS.sleep(backoff);
       } catch (InterruptedException e) {
@@ -93,7 +109,8 @@ final class Calls {
     }
   }
 
-  private <T> T attempt(Supplier<CompletableFuture<T>> call, Budget budget, String what) {
+  private <T> T attempt(Supplier<CompletableFuture<T>> call, Budget budget, String what,
+      boolean repeat) {
     if (closed.getAsBoolean()) {
       throw closedException();
     }
@@ -105,7 +122,7 @@ final class Calls {
     try {
       future = call.get();
     } catch (RuntimeException e) {
-      throw failed(what, e);
+      throw failed(what, e, repeat);
     }
     try {
       return future.get(left, TimeUnit.NANOSECONDS);
@@ -118,15 +135,22 @@ final class Calls {
       throw new LeaseStoreUnavailableException("interrupted while waiting for etcd call '" + what
           + "'; outcome unknown", e);
     } catch (ExecutionException | CompletionException | CancellationException e) {
-      throw failed(what, e.getCause() != null ? e.getCause() : e);
+      throw failed(what, e.getCause() != null ? e.getCause() : e, repeat);
     }
   }
 
-  private RuntimeException failed(String what, Throwable cause) {
+  private RuntimeException failed(String what, Throwable cause, boolean repeat) {
     if (closed.getAsBoolean()) {
       return closedException();
     }
     ErrorCode code = code(cause);
+    ConnectException refused = code == ErrorCode.UNAVAILABLE ? refusal(cause) : null;
+    if (refused != null) {
+      return new LeaseStoreUnavailableException("etcd at " + endpoints + " refused connections ("
+          + refused.getMessage() + "), so '" + what + "' was not sent"
+          + (repeat ? "; an earlier attempt's outcome is unknown" : "")
+          + ". Check that etcd is running and listening there, or fix the endpoints", cause);
+    }
     return new LeaseStoreUnavailableException("etcd call '" + what + "' failed"
         + (code != null ? " with " + code : "") + ": " + cause.getMessage()
         + "; outcome unknown", cause);
@@ -143,6 +167,23 @@ final class Calls {
 
   private static LeaseStoreClosedException closedException() {
     return new LeaseStoreClosedException("this EtcdLeaseStore is closed; open a new store");
+  }
+
+  /**
+   * The connection failure in {@code t}'s cause chain, or null. gRPC fails a call with
+   * {@code UNAVAILABLE} caused by it when no endpoint accepted a connection (and the client does
+   * not wait for one to become ready): the call never left this process.
+   */
+  static ConnectException refusal(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof ConnectException e) {
+        return e;
+      }
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return null;
   }
 
   /** The etcd/gRPC error code anywhere in {@code t}'s cause chain, or null. */

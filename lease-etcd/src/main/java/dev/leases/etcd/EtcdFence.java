@@ -32,12 +32,20 @@ import java.util.OptionalLong;
  * are atomic, with no read-modify-write loop. A missing fence key compares false, so the first write
  * is accepted. Only write {@code k} through this class; a plain put bypasses the fence.
  *
+ * <p><b>Reserved keys.</b> Everything under {@code <prefix>/} belongs to this library (lease,
+ * companion and fence keys): a resource key there is refused with {@link IllegalArgumentException},
+ * so a fenced write can neither detach a lease key from its etcd lease (it would never expire) nor
+ * overwrite another resource's fence. Give the fence the {@code keyPrefix} of the
+ * {@link EtcdLeaseStore} whose tokens it checks (both default to
+ * {@value EtcdLeaseStore#DEFAULT_KEY_PREFIX}); keys of stores with other prefixes are not protected.
+ * Resource keys must be well-formed UTF-16 without control characters (an unpaired surrogate has no
+ * UTF-8 form, so two keys would become one).
+ *
  * <p>Thread-safe; does not own the client.
  */
 public final class EtcdFence {
 
   private static final int DIGITS = 19; // Long.MAX_VALUE has 19 decimal digits
-  private static final int MAX_KEY_LENGTH = 4096;
 
   private final KV kv;
   private final KeyLayout keys;
@@ -56,13 +64,15 @@ public final class EtcdFence {
    * A fence with its own key prefix and call timeout.
    *
    * @param client the client to write with; the fence does not close it
-   * @param keyPrefix where fence keys live (same rules as {@link EtcdLeaseStore.Builder#keyPrefix})
+   * @param keyPrefix the key prefix of the store whose tokens are checked (same rules as
+   *     {@link EtcdLeaseStore.Builder#keyPrefix}): fence keys live under it, resource keys may not
    * @param callTimeout the longest one write or read may take
    */
   public EtcdFence(Client client, String keyPrefix, Duration callTimeout) {
     this.kv = Objects.requireNonNull(client, "client must not be null").getKVClient();
     this.keys = new KeyLayout(keyPrefix);
-    this.calls = new Calls(LeaseArguments.requirePositive("callTimeout", callTimeout), () -> false);
+    this.calls = new Calls(LeaseArguments.requirePositive("callTimeout", callTimeout), () -> false,
+        Calls.CLIENT_ENDPOINTS);
   }
 
   /** {@link #write(String, long, byte[])} with {@code value} in UTF-8. */
@@ -76,6 +86,8 @@ public final class EtcdFence {
    * for it, and raises the fence to {@code token}.
    *
    * @return the etcd revision of the write
+   * @throws IllegalArgumentException if {@code key} is not well-formed text or lies under this
+   *     fence's key prefix (reserved for the library's own keys)
    * @throws FencedOutException if a larger token has written to {@code key}; nothing changed
    * @throws LeaseStoreUnavailableException if etcd did not answer in time (outcome unknown)
    */
@@ -103,7 +115,10 @@ public final class EtcdFence {
     return r.getHeader().getRevision();
   }
 
-  /** The highest token accepted for {@code key}, empty if none has written through a fence. */
+  /**
+   * The highest token accepted for {@code key}, empty if none has written through a fence. Refuses
+   * the same keys as {@link #write(String, long, byte[])}.
+   */
   public OptionalLong highestToken(String key) {
     requireKey(key);
     GetResponse r = calls.retrying(() -> kv.get(keys.fenceKey(key)), calls.budget(),
@@ -115,13 +130,8 @@ public final class EtcdFence {
     return t < 0 ? OptionalLong.empty() : OptionalLong.of(t);
   }
 
-  private static ByteSequence requireKey(String key) {
-    Objects.requireNonNull(key, "key must not be null");
-    if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
-      throw new IllegalArgumentException("key must be 1 to " + MAX_KEY_LENGTH
-          + " characters long, was " + key.length());
-    }
-    return ByteSequence.from(key, StandardCharsets.UTF_8);
+  private ByteSequence requireKey(String key) {
+    return ByteSequence.from(keys.requireResource(key), StandardCharsets.UTF_8);
   }
 
   static ByteSequence encode(long token) {

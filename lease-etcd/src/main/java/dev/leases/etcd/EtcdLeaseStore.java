@@ -45,6 +45,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +61,9 @@ import org.slf4j.LoggerFactory;
  * racing contenders exactly one wins; the losers revoke the etcd lease they granted for the attempt.
  * Reads are linearizable. A companion key that never expires records the last tenure, so
  * {@link #inspect} tells a released lease ({@code FREE}) from one whose holder stopped renewing
- * ({@code EXPIRED}), and {@link #token} reports the highest token even when no lease key exists.
+ * ({@code EXPIRED}), and {@link #token} reports the highest token even when no lease key exists;
+ * with neither key (never granted, or both deleted by hand) it reports etcd's current revision, a
+ * bound that no earlier token exceeds and every later one does.
  * Tokens are revisions of one cluster: restoring an older snapshot or moving to a new cluster makes
  * them smaller — reset the fences of guarded resources when you do that.
  *
@@ -81,9 +84,14 @@ import org.slf4j.LoggerFactory;
  * (retried within the call timeout) and a holder must treat its lease as lost until a renewal lands.
  *
  * <p><b>Calls.</b> Every operation is bounded by {@code callTimeout}; calls that are safe to repeat
- * are retried while etcd answers {@code UNAVAILABLE}. A client built by this store gives every gRPC
- * call a deadline of {@code callTimeout} as well; with your own {@link Client}, configure deadlines
- * or interceptors on it yourself (calls are still abandoned after {@code callTimeout}).
+ * are retried while etcd answers {@code UNAVAILABLE}. A call that could not be sent because no
+ * endpoint accepts connections fails at once (not after {@code callTimeout}) with a
+ * {@link LeaseStoreUnavailableException} that names the endpoints and says they refused
+ * connections. A client built by this store gives every gRPC call a deadline of {@code callTimeout}
+ * and does not wait for a ready connection ({@code waitForReady(false)}); with your own
+ * {@link Client}, configure deadlines or interceptors on it yourself and build it with
+ * {@code waitForReady(false)} to fail fast as well (otherwise a refused connection is waited out
+ * until {@code callTimeout}, when calls are abandoned).
  * Renewal is one bounded {@code keepAliveOnce} per call, driven by the caller (use
  * {@link dev.leases.leader.LeaderLoop}); jetcd's background {@code keepAlive} stream, which can stop
  * silently, is not used. {@link #onRelease} watches the lease key and fires on its {@code DELETE}
@@ -122,19 +130,21 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
   private final Set<CompletableFuture<?>> pendingRevokes = ConcurrentHashMap.newKeySet();
 
-  private EtcdLeaseStore(Client client, boolean ownsClient, KeyLayout keys, Duration callTimeout) {
+  private EtcdLeaseStore(Client client, boolean ownsClient, KeyLayout keys, Duration callTimeout,
+      String endpoints) {
     this.client = client;
     this.ownsClient = ownsClient;
     this.kv = client.getKVClient();
     this.leases = client.getLeaseClient();
     this.watch = client.getWatchClient();
     this.keys = keys;
-    this.calls = new Calls(callTimeout, closed::get);
+    this.calls = new Calls(callTimeout, closed::get, endpoints);
   }
 
   /**
    * A store on your client. Closing the store does not close the client; give the client gRPC
-   * deadlines (an interceptor) if calls to an unreachable member must not linger.
+   * deadlines (an interceptor) if calls to an unreachable member must not linger, and
+   * {@code waitForReady(false)} if calls to endpoints that refuse connections must fail at once.
    */
   public static Builder builder(Client client) {
     return new Builder(Objects.requireNonNull(client, "client must not be null"), null);
@@ -154,10 +164,14 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   /**
    * Acquires {@code name} for {@code holder}, or renews it if {@code holder} has it. A renewal reads
-   * the lease key, checks the holder and sends one keep-alive to the attached etcd lease; it keeps
-   * the token. If that etcd lease already expired, the holder contends again and, if it wins, gets
-   * a larger token. A renewal asking for a longer TTL than its etcd lease has moves the key to a
-   * new etcd lease, keeping the token.
+   * the lease key, checks the holder, sends one keep-alive to the attached etcd lease and then reads
+   * the key again: it keeps the token only if the key is still the one it read (same
+   * {@code create_revision}, etcd lease and holder). A keep-alive alone proves nothing, since
+   * deleting the key by hand leaves its etcd lease alive while someone else acquires the name; then
+   * the renewal revokes that orphaned etcd lease and answers as for any contender (empty while the
+   * other holds it). If the etcd lease already expired, the holder contends again and, if it wins,
+   * gets a larger token. A renewal asking for a longer TTL than its etcd lease has moves the key to
+   * a new etcd lease in one transaction that checks the key is unchanged, keeping the token.
    */
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
@@ -175,11 +189,11 @@ public final class EtcdLeaseStore implements LeaseStore {
         if (!current.getValue().equals(holderValue)) {
           return Optional.empty();
         }
-        LeaseGrant renewed = renew(name, holder, current, seconds, budget);
-        if (renewed != null) {
-          return Optional.of(renewed);
+        Renewal renewal = renew(name, holder, current, seconds, budget);
+        if (renewal.grant() != null) {
+          return Optional.of(renewal.grant());
         }
-        current = get(key, budget, "read lease '" + name + "'");
+        current = renewal.now();
         continue;
       }
       long sent = System.currentTimeMillis();
@@ -211,21 +225,40 @@ public final class EtcdLeaseStore implements LeaseStore {
         + " times during one call; nothing was granted, try again", null);
   }
 
-  /** One keep-alive for the holder's key; null if its etcd lease is gone (or was replaced). */
-  private LeaseGrant renew(String name, HolderId holder, KeyValue current, long seconds,
+  /** A renewal's outcome: the grant, or else the lease key as read after the failed attempt. */
+  private record Renewal(LeaseGrant grant, KeyValue now) {
+    static Renewal lost(KeyValue now) {
+      return new Renewal(null, now);
+    }
+  }
+
+  /**
+   * One keep-alive for the etcd lease of the holder's key {@code read}, then the ownership check:
+   * deleting a key does not revoke its etcd lease, so a keep-alive still succeeds after the key was
+   * deleted by hand and someone else acquired it. Only if, after the keep-alive, the key is still
+   * the one we read (same {@code create_revision}, same etcd lease, same holder) is the tenure ours;
+   * otherwise our etcd lease carries nothing of ours and is revoked.
+   */
+  private Renewal renew(String name, HolderId holder, KeyValue read, long seconds,
       Calls.Budget budget) {
-    long leaseId = requireOurs(current).getLease();
-    long token = current.getCreateRevision();
+    long leaseId = requireOurs(read).getLease();
+    long token = read.getCreateRevision();
+    ByteSequence key = keys.leaseKey(name);
     long sent = System.currentTimeMillis();
     long ttl = keepAlive(leaseId, budget, name);
     if (ttl <= 0) {
-      return null;
+      return Renewal.lost(get(key, budget, "read lease '" + name + "'"));
     }
     if (ttl >= seconds) {
-      return grant(name, holder, token, sent, ttl);
+      KeyValue now = get(key, budget, "read lease '" + name + "'");
+      if (sameTenure(now, read)) {
+        return new Renewal(grant(name, holder, token, sent, ttl), null);
+      }
+      revokeUnlessAttached(leaseId, now);
+      return Renewal.lost(now);
     }
-    // The caller asks for more than this etcd lease grants: move the key to a longer one.
-    ByteSequence key = keys.leaseKey(name);
+    // The caller asks for more than this etcd lease grants: move the key to a longer one, if it is
+    // still exactly as read (an unchanged mod_revision: same tenure, etcd lease and holder).
     sent = System.currentTimeMillis();
     LeaseGrantResponse longer = calls.retrying(() -> leases.grant(seconds), budget,
         "grant a " + seconds + " s etcd lease for '" + name + "'");
@@ -233,8 +266,8 @@ public final class EtcdLeaseStore implements LeaseStore {
     try {
       r = calls.retrying(() -> kv.txn()
           .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(token)),
-              new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(utf8(holder.value()))))
-          .Then(Op.put(key, utf8(holder.value()),
+              new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(read.getModRevision())))
+          .Then(Op.put(key, read.getValue(),
               PutOption.builder().withLeaseId(longer.getID()).build()),
               Op.get(key, GetOption.DEFAULT))
           .Else(Op.get(key, GetOption.DEFAULT))
@@ -244,12 +277,29 @@ public final class EtcdLeaseStore implements LeaseStore {
       throw e;
     }
     KeyValue now = first(r.getGetResponses().get(0));
+    revokeUnlessAttached(leaseId, now);
     if (now != null && now.getLease() == longer.getID()) {
-      revokeLater(leaseId);
-      return grant(name, holder, token, sent, longer.getTTL());
+      return new Renewal(grant(name, holder, token, sent, longer.getTTL()), null);
     }
     revokeLater(longer.getID());
-    return null;
+    return Renewal.lost(now);
+  }
+
+  /**
+   * Revokes {@code leaseId} after our key left it (moved to a longer etcd lease, or deleted by
+   * hand and perhaps re-created by someone else), so that no orphaned etcd lease lingers until its
+   * TTL; kept if the key {@code now} is still attached to it.
+   */
+  private void revokeUnlessAttached(long leaseId, KeyValue now) {
+    if (now == null || now.getLease() != leaseId) {
+      revokeLater(leaseId);
+    }
+  }
+
+  /** Whether {@code now} is still the tenure {@code read}: same key incarnation, etcd lease, holder. */
+  private static boolean sameTenure(KeyValue now, KeyValue read) {
+    return now != null && now.getCreateRevision() == read.getCreateRevision()
+        && now.getLease() == read.getLease() && now.getValue().equals(read.getValue());
   }
 
   /** The TTL a keep-alive granted, or 0 if the etcd lease no longer exists. */
@@ -306,19 +356,17 @@ public final class EtcdLeaseStore implements LeaseStore {
     return released;
   }
 
+  /**
+   * The latest grant's token while etcd holds a record of the name (the lease key or the companion
+   * key). When neither exists — never granted, or both deleted by hand — the answer is etcd's
+   * current revision, read with the keys: every token ever issued is a revision at or below it, and
+   * every later grant's {@code create_revision} is above it. Never empty.
+   */
   @Override
   public OptionalLong token(String name) {
     LeaseArguments.requireName(name);
     ensureOpen();
-    Snapshot s = snapshot(name, calls.budget());
-    long token = 0;
-    if (s.lease != null) {
-      token = s.lease.getCreateRevision();
-    }
-    if (s.last != null) {
-      token = Math.max(token, LastTenure.parse(s.last).token());
-    }
-    return token == 0 ? OptionalLong.empty() : OptionalLong.of(token);
+    return OptionalLong.of(snapshot(name, calls.budget()).bound());
   }
 
   /**
@@ -327,6 +375,8 @@ public final class EtcdLeaseStore implements LeaseStore {
    * the companion says a holder had it (it stopped renewing, or the key was deleted by hand);
    * {@code FREE} after a release or when never granted. For {@code EXPIRED}, etcd does not say when
    * the lease ran out: {@code expiredAt} is the time of this inspection, an upper bound.
+   * {@link LeaseState#lastToken()} is {@link #token}'s answer: etcd's current revision when neither
+   * key exists (never granted, or both deleted by hand).
    */
   @Override
   public LeaseState inspect(String name) {
@@ -337,7 +387,7 @@ public final class EtcdLeaseStore implements LeaseStore {
       Snapshot s = snapshot(name, budget);
       if (s.lease == null) {
         if (s.last == null) {
-          return new LeaseState.Free(name, 0);
+          return new LeaseState.Free(name, s.revision());
         }
         LastTenure last = LastTenure.parse(s.last);
         return last.released()
@@ -457,7 +507,21 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   // ---------------------------------------------------------------- helpers
 
-  private record Snapshot(KeyValue lease, KeyValue last) {}
+  /** The lease key and the companion key (null if absent), read at etcd revision {@code revision}. */
+  private record Snapshot(KeyValue lease, KeyValue last, long revision) {
+
+    /**
+     * The fencing bound: the latest token on record, else the revision (no token issued so far is
+     * larger, every later {@code create_revision} is).
+     */
+    long bound() {
+      if (lease == null && last == null) {
+        return revision;
+      }
+      long token = lease != null ? lease.getCreateRevision() : 0;
+      return last != null ? Math.max(token, LastTenure.parse(last).token()) : token;
+    }
+  }
 
   /** The lease key and the companion key read at one revision. */
   private Snapshot snapshot(String name, Calls.Budget budget) {
@@ -467,7 +531,7 @@ public final class EtcdLeaseStore implements LeaseStore {
         .Then(Op.get(key, GetOption.DEFAULT), Op.get(lastKey, GetOption.DEFAULT))
         .commit(), budget, "read lease '" + name + "'");
     List<GetResponse> gets = r.getGetResponses();
-    return new Snapshot(first(gets.get(0)), first(gets.get(1)));
+    return new Snapshot(first(gets.get(0)), first(gets.get(1)), r.getHeader().getRevision());
   }
 
   private KeyValue get(ByteSequence key, Calls.Budget budget, String what) {
@@ -602,15 +666,17 @@ public final class EtcdLeaseStore implements LeaseStore {
     public EtcdLeaseStore build() {
       KeyLayout layout = new KeyLayout(keyPrefix);
       if (client != null) {
-        return new EtcdLeaseStore(client, false, layout, callTimeout);
+        return new EtcdLeaseStore(client, false, layout, callTimeout, Calls.CLIENT_ENDPOINTS);
       }
       Client own = Client.builder()
           .endpoints(endpoints.toArray(URI[]::new))
           .interceptor(new Calls.DeadlineInterceptor(callTimeout))
           .connectTimeout(callTimeout)
           .retryMaxAttempts(0) // this store retries itself, within callTimeout
+          .waitForReady(false) // fail at once when no member accepts connections
           .build();
-      return new EtcdLeaseStore(own, true, layout, callTimeout);
+      return new EtcdLeaseStore(own, true, layout, callTimeout,
+          endpoints.stream().map(URI::toString).collect(Collectors.joining(", ")));
     }
   }
 }

@@ -19,6 +19,10 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@code p/fence/E(r)} — the fence of a resource {@code r} guarded by {@link EtcdFence}.
  * </ul>
  *
+ * <p>Everything under {@code p/} is reserved: a resource key guarded by a fence with prefix {@code p}
+ * must lie outside it ({@link #requireResource}), so no fenced write reaches a lease, companion or
+ * fence key, and no resource key equals another resource's fence key.
+ *
  * <p>{@code E} percent-encodes the UTF-8 bytes of the name except {@code A-Z a-z 0-9 - . _ ~}. The
  * encoding is injective and never produces {@code /}, so a name cannot reach into another prefix's
  * keys (prefix {@code p} with name {@code lease/x} vs. prefix {@code p/lease} with name {@code x}).
@@ -27,6 +31,9 @@ final class KeyLayout {
 
   /** Longest accepted key prefix. */
   static final int MAX_PREFIX_LENGTH = KeyText.MAX_PREFIX_LENGTH;
+
+  /** Longest accepted key of a fenced resource. */
+  static final int MAX_RESOURCE_LENGTH = 4096;
 
   private final String prefix;
 
@@ -62,7 +69,24 @@ final class KeyLayout {
   }
 
   ByteSequence fenceKey(String resource) {
-    return key("fence", resource);
+    return key("fence", requireResource(resource));
+  }
+
+  /**
+   * Checks the key of a resource guarded by {@link EtcdFence}: text as {@link
+   * LeaseArguments#requireText} demands (well-formed UTF-16, so that distinct keys stay distinct in
+   * UTF-8) and outside {@code prefix/}, the namespace of this library's own keys. A fenced write there
+   * could overwrite a lease key (detaching it from its etcd lease, so it never expires), a companion
+   * key, or another resource's fence key (lowering that fence).
+   */
+  String requireResource(String key) {
+    LeaseArguments.requireText("resource key", key, MAX_RESOURCE_LENGTH);
+    if (key.startsWith(prefix + "/")) {
+      throw new IllegalArgumentException("resource key '" + LastTenure.abbreviate(key) + "' is inside '"
+          + prefix + "/', reserved for the lease, companion and fence keys of key prefix '" + prefix
+          + "'; keep guarded data outside it, e.g. under '" + prefix + "-data/'");
+    }
+    return key;
   }
 
   private ByteSequence key(String kind, String name) {

@@ -14,6 +14,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -75,7 +76,7 @@ class CallsTest {
 
   @Test
   void unavailableIsRetriedWithinTheBudgetOtherErrorsAreNot() {
-    Calls calls = new Calls(Duration.ofSeconds(5), () -> false);
+    Calls calls = new Calls(Duration.ofSeconds(5), () -> false, "http://test:2379");
     AtomicInteger attempts = new AtomicInteger();
     String result = calls.retrying(() -> attempts.incrementAndGet() < 3
         ? CompletableFuture.failedFuture(EtcdExceptionFactory.toEtcdException(
@@ -104,8 +105,38 @@ class CallsTest {
   }
 
   @Test
+  void aCallRefusedAConnectionIsNotRetriedAndSaysWhereAndThatItWasNotSent() {
+    Calls calls = new Calls(Duration.ofSeconds(30), () -> false, "http://test:2379");
+    AtomicInteger attempts = new AtomicInteger();
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> calls.retrying(() -> {
+      attempts.incrementAndGet();
+      return CompletableFuture.failedFuture(Status.UNAVAILABLE.withDescription("io exception")
+          .withCause(new ConnectException("Connection refused: /127.0.0.1:2379"))
+          .asRuntimeException());
+    }, calls.budget(), "read lease 'x'"))
+        .isInstanceOf(LeaseStoreUnavailableException.class)
+        .hasMessageContaining("etcd at http://test:2379 refused connections")
+        .hasMessageContaining("/127.0.0.1:2379")
+        .hasMessageContaining("'read lease 'x'' was not sent")
+        .hasMessageNotContaining("earlier attempt");
+    assertThat(attempts).hasValue(1);
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+
+    AtomicInteger second = new AtomicInteger();
+    assertThatThrownBy(() -> calls.retrying(() -> CompletableFuture.failedFuture(
+        second.incrementAndGet() == 1
+            ? Status.UNAVAILABLE.withDescription("connection reset").asRuntimeException()
+            : Status.UNAVAILABLE.withCause(new ConnectException("refused")).asRuntimeException()),
+        calls.budget(), "txn"))
+        .as("a refusal after a failed attempt does not claim to know that attempt's outcome")
+        .hasMessageContaining("refused connections").hasMessageContaining("earlier attempt");
+    assertThat(second).hasValue(2);
+  }
+
+  @Test
   void aCallThatNeverAnswersIsAbandonedWhenTheBudgetRunsOut() {
-    Calls calls = new Calls(Duration.ofMillis(200), () -> false);
+    Calls calls = new Calls(Duration.ofMillis(200), () -> false, "http://test:2379");
     CompletableFuture<String> never = new CompletableFuture<>();
     assertThatThrownBy(() -> calls.retrying(() -> never, calls.budget(), "hang"))
         .isInstanceOf(LeaseStoreUnavailableException.class)
@@ -117,7 +148,7 @@ class CallsTest {
   @Test
   void failuresAfterCloseAreReportedAsClosed() {
     AtomicBoolean closed = new AtomicBoolean();
-    Calls calls = new Calls(Duration.ofSeconds(1), closed::get);
+    Calls calls = new Calls(Duration.ofSeconds(1), closed::get, "http://test:2379");
     closed.set(true);
     assertThatThrownBy(() -> calls.once(() -> CompletableFuture.completedFuture("x"),
         calls.budget(), "after close")).isInstanceOf(LeaseStoreClosedException.class);
@@ -125,7 +156,7 @@ class CallsTest {
 
   @Test
   void interruptionAbandonsTheCallAndKeepsTheFlag() {
-    Calls calls = new Calls(Duration.ofSeconds(5), () -> false);
+    Calls calls = new Calls(Duration.ofSeconds(5), () -> false, "http://test:2379");
     CompletableFuture<String> never = new CompletableFuture<>();
     Thread.currentThread().interrupt();
     try {

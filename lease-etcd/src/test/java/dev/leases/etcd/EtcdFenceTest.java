@@ -2,10 +2,12 @@ package dev.leases.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.leases.FencedOutException;
 import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -51,7 +53,7 @@ class EtcdFenceTest {
   private static String resource() {
     byte[] b = new byte[6];
     ThreadLocalRandom.current().nextBytes(b);
-    return prefix + "/data/" + HexFormat.of().formatHex(b);
+    return "data-" + prefix + "/" + HexFormat.of().formatHex(b);
   }
 
   private static String read(String key) throws Exception {
@@ -165,5 +167,64 @@ class EtcdFenceTest {
           .isInstanceOf(FencedOutException.class);
       assertThat(read(key)).isEqualTo("b");
     }
+  }
+
+  // ---------------------------------------------------------------- reserved keys
+
+  @Test
+  void aFencedWriteCannotTargetTheStoresOwnKeysAndTheLeaseStillExpires() throws Exception {
+    try (EtcdLeaseStore s = EtcdLeaseStore.builder(EtcdServers.endpointList().toArray(String[]::new))
+        .keyPrefix(prefix).build()) {
+      String name = "job-" + resource().substring(resource().lastIndexOf('/') + 1);
+      HolderId a = HolderId.generate();
+      LeaseGrant g = s.acquireOrRenew(name, a, Duration.ofSeconds(1)).orElseThrow();
+      KeyLayout keys = new KeyLayout(prefix);
+      String other = resource();
+      fence.write(other, 3, "guarded");
+      for (ByteSequence k : List.of(keys.leaseKey(name), keys.lastKey(name), keys.fenceKey(other))) {
+        String key = k.toString(StandardCharsets.UTF_8);
+        assertThatThrownBy(() -> fence.write(key, g.token(), "overwritten")).as(key)
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("'" + prefix + "/'").hasMessageContaining("reserved");
+        assertThatThrownBy(() -> fence.highestToken(key)).as(key)
+            .isInstanceOf(IllegalArgumentException.class);
+      }
+      await("the lease expires: its key is still on its etcd lease")
+          .atMost(g.ttl().plusSeconds(15)).pollInterval(Duration.ofMillis(50))
+          .until(() -> s.inspect(name).status() != LeaseState.Status.HELD);
+      assertThat(s.inspect(name)).isInstanceOf(LeaseState.Expired.class);
+      assertThat(fence.highestToken(other)).hasValue(3);
+      assertThat(read(other)).isEqualTo("guarded");
+    }
+  }
+
+  @Test
+  void aResourceNamedLikeAnotherResourcesFenceKeyCannotLowerThatFence() throws Exception {
+    String key = resource();
+    fence.write(key, 10, "ten");
+    String fenceKeyOfKey = new KeyLayout(prefix).fenceKey(key).toString(StandardCharsets.UTF_8);
+    assertThatThrownBy(() -> fence.write(fenceKeyOfKey, 1, "0000000000000000001"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reserved");
+    assertThatThrownBy(() -> fence.write(key, 5, "five, after ten"))
+        .isInstanceOf(FencedOutException.class);
+    assertThat(fence.highestToken(key)).hasValue(10);
+    assertThat(read(key)).isEqualTo("ten");
+  }
+
+  @Test
+  void unpairedSurrogatesInAResourceAreRefusedAndAQuestionMarkIsItsOwnResource() throws Exception {
+    String base = resource();
+    for (String bad : List.of(base + "c\uD800x", base + "c\uDC00x")) {
+      assertThatThrownBy(() -> fence.write(bad, 1, "x")).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("UTF-16");
+      assertThatThrownBy(() -> fence.highestToken(bad)).isInstanceOf(IllegalArgumentException.class);
+    }
+    assertThatThrownBy(() -> new EtcdFence(client, "c\uD800x", Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keyPrefix");
+    fence.write(base + "c?x", 4, "question mark");
+    assertThat(fence.highestToken(base + "c?x")).hasValue(4);
+    assertThat(read(base + "c?x")).isEqualTo("question mark");
+    fence.write(base + "c\uD83D\uDE00x", 2, "a paired surrogate is a character");
+    assertThat(fence.highestToken(base + "c\uD83D\uDE00x")).hasValue(2);
   }
 }

@@ -11,9 +11,17 @@ import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
 import dev.leases.tck.servers.FreePorts;
+import dev.leases.tck.servers.TestServer;
+import dev.leases.tck.servers.TestServers;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.options.LeaseOption;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -34,8 +42,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -330,9 +340,11 @@ class EtcdLeaseStoreTest {
   }
 
   @Test
-  void anUnreachableServerFailsCallsWithinTheCallTimeoutAsUnknown() {
-    int port = FreePorts.pick(); // nothing listens here
-    EtcdLeaseStore s = EtcdLeaseStore.builder("http://127.0.0.1:" + port)
+  void aServerThatAcceptsButNeverAnswersFailsCallsWithinTheCallTimeoutAsUnknown() throws Exception {
+    // The kernel completes TCP handshakes into the backlog; nothing ever speaks HTTP/2.
+    ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    closeables.add(silent);
+    EtcdLeaseStore s = EtcdLeaseStore.builder("http://127.0.0.1:" + silent.getLocalPort())
         .callTimeout(Duration.ofMillis(500)).build();
     closeables.add(s);
     HolderId a = HolderId.generate();
@@ -344,5 +356,185 @@ class EtcdLeaseStoreTest {
     assertThatThrownBy(() -> s.release("x", a)).isInstanceOf(LeaseStoreUnavailableException.class);
     assertThat(Duration.ofNanos(System.nanoTime() - start)).as("three bounded calls")
         .isLessThan(Duration.ofSeconds(20));
+  }
+
+  // ---------------------------------------------------------------- ownership after the keep-alive
+
+  /**
+   * The reviewed interleaving, made exact by a client that runs a hook right before A's keep-alive:
+   * A has read its key, then the key is deleted by hand (its etcd lease is not revoked) and B
+   * acquires with a larger token; A's keep-alive then succeeds. A must not be granted its old token
+   * while B holds the lease, and A's orphaned etcd lease must not linger. 10 s keeps the etcd lease;
+   * 20 s takes the path that moves the key to a longer etcd lease.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {10, 20})
+  void aRenewalAfterAnotherHoldersGrantIsRefusedAndItsEtcdLeaseRevoked(int renewSeconds)
+      throws Exception {
+    AtomicReference<Runnable> beforeKeepAlive = new AtomicReference<>();
+    Client raw = Client.builder().endpoints(EtcdServers.endpointList().toArray(String[]::new)).build();
+    closeables.add(raw);
+    EtcdLeaseStore sa = EtcdLeaseStore.builder(hookBeforeKeepAlive(raw, beforeKeepAlive))
+        .keyPrefix(prefix).build();
+    closeables.add(sa);
+    EtcdLeaseStore sb = store();
+    String n = name();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant ga = sa.acquireOrRenew(n, a, Duration.ofSeconds(10)).orElseThrow();
+    long leaseA = leaseIdOf(prefix, n);
+    AtomicReference<LeaseGrant> gb = new AtomicReference<>();
+    beforeKeepAlive.set(() -> {
+      try {
+        admin.getKVClient().delete(new KeyLayout(prefix).leaseKey(n)).get(10, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      gb.set(sb.acquireOrRenew(n, b, Duration.ofSeconds(10)).orElseThrow());
+    });
+
+    Optional<LeaseGrant> renewed = sa.acquireOrRenew(n, a, Duration.ofSeconds(renewSeconds));
+
+    assertThat(beforeKeepAlive.get()).as("the hook ran").isNull();
+    assertThat(gb.get().token()).isGreaterThan(ga.token());
+    assertThat(renewed).as("A's renewal after B was granted token %d", gb.get().token()).isEmpty();
+    assertThat(sb.inspect(n)).isInstanceOfSatisfying(LeaseState.Held.class, h -> {
+      assertThat(h.holder()).isEqualTo(b);
+      assertThat(h.lastToken()).isEqualTo(gb.get().token());
+    });
+    await("A's orphaned etcd lease is revoked").atMost(Duration.ofSeconds(10))
+        .until(() -> admin.getLeaseClient().timeToLive(leaseA, LeaseOption.DEFAULT)
+            .get(5, TimeUnit.SECONDS).getTTL() == -1);
+    assertThat(sb.acquireOrRenew(n, b, Duration.ofSeconds(10))).as("B renews")
+        .hasValueSatisfying(g -> assertThat(g.token()).isEqualTo(gb.get().token()));
+  }
+
+  /** {@code client} with a lease client that runs (once) the armed hook before a keep-alive. */
+  private static Client hookBeforeKeepAlive(Client client, AtomicReference<Runnable> hook) {
+    Lease leases = client.getLeaseClient();
+    Lease hooked = proxy(Lease.class, (m, args) -> {
+      if (m.getName().equals("keepAliveOnce")) {
+        Runnable r = hook.getAndSet(null);
+        if (r != null) {
+          r.run();
+        }
+      }
+      return m.invoke(leases, args);
+    });
+    return proxy(Client.class, (m, args) -> m.getName().equals("getLeaseClient")
+        ? hooked : m.invoke(client, args));
+  }
+
+  private interface Call {
+    Object call(Method m, Object[] args) throws Exception;
+  }
+
+  private static <T> T proxy(Class<T> type, Call call) {
+    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+        (p, m, args) -> {
+          try {
+            return call.call(m, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        }));
+  }
+
+  // ---------------------------------------------------------------- connection refused
+
+  @Test
+  void connectionRefusedFailsFastNamingTheEndpoint() {
+    int port = FreePorts.pick(); // nothing listens here
+    String endpoint = "http://127.0.0.1:" + port;
+    Duration callTimeout = Duration.ofSeconds(20);
+    EtcdLeaseStore s = EtcdLeaseStore.builder(endpoint).callTimeout(callTimeout).build();
+    closeables.add(s);
+    assertFailsFast(s, endpoint, callTimeout);
+  }
+
+  @Test
+  void aServerThatGoesAwayMidLifeFailsCallsFastAndClosed() {
+    TestServer own = TestServers.of(EtcdServers.spec());
+    closeables.add(own);
+    Duration callTimeout = Duration.ofSeconds(20);
+    EtcdLeaseStore s = EtcdLeaseStore.builder(own.endpoint()).keyPrefix(prefix)
+        .callTimeout(callTimeout).build();
+    closeables.add(s);
+    String n = name();
+    HolderId a = HolderId.generate();
+    s.acquireOrRenew(n, a, Duration.ofSeconds(5)).orElseThrow();
+    own.close();
+    assertFailsFast(s, own.endpoint(), callTimeout);
+  }
+
+  private static void assertFailsFast(EtcdLeaseStore s, String endpoint, Duration callTimeout) {
+    HolderId a = HolderId.generate();
+    Map<String, ThrowingCallable> calls = Map.of(
+        "acquire", () -> s.acquireOrRenew("x", a, Duration.ofSeconds(2)),
+        "release", () -> s.release("x", a),
+        "inspect", () -> s.inspect("x"),
+        "token", () -> s.token("x"));
+    for (Map.Entry<String, ThrowingCallable> c : calls.entrySet()) {
+      long start = System.nanoTime();
+      assertThatThrownBy(c.getValue()).as(c.getKey())
+          .isInstanceOf(LeaseStoreUnavailableException.class)
+          .hasMessageContaining(endpoint.replace("http://", ""))
+          .hasMessageContaining("refused");
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      assertThat(took)
+          .as("%s against a port that refuses connections, call timeout %s", c.getKey(), callTimeout)
+          .isLessThan(callTimeout.dividedBy(4));
+      System.out.printf("connection refused: %s failed after %d ms (call timeout %s)%n", c.getKey(),
+          took.toMillis(), callTimeout);
+    }
+  }
+
+  // ---------------------------------------------------------------- malformed UTF-16
+
+  @Test
+  void unpairedSurrogatesAreRefusedAndAQuestionMarkIsItsOwnLease() {
+    EtcdLeaseStore s = store();
+    HolderId a = HolderId.generate();
+    for (String bad : List.of("c\uD800x", "c\uDC00x")) {
+      List<ThrowingCallable> calls = List.of(
+          () -> s.acquireOrRenew(bad, a, Duration.ofSeconds(5)),
+          () -> s.release(bad, a),
+          () -> s.inspect(bad),
+          () -> s.token(bad),
+          () -> s.onRelease(bad, () -> {}),
+          () -> new HolderId(bad),
+          () -> EtcdLeaseStore.builder("http://127.0.0.1:2379").keyPrefix(bad));
+      for (ThrowingCallable c : calls) {
+        assertThatThrownBy(c).isInstanceOf(IllegalArgumentException.class);
+      }
+    }
+    String q = "c?x-" + name();
+    LeaseGrant g = s.acquireOrRenew(q, a, Duration.ofSeconds(5)).orElseThrow();
+    assertThat(((LeaseState.Held) s.inspect(q)).lastToken()).isEqualTo(g.token());
+    assertThat(s.inspect("c\uD83D\uDE00x-" + name())).as("a paired surrogate is a character")
+        .isInstanceOf(LeaseState.Free.class);
+  }
+
+  // ---------------------------------------------------------------- token after a manual delete
+
+  @Test
+  void tokenAfterBothKeysAreDeletedByHandIsStillABound() throws Exception {
+    EtcdLeaseStore s = store();
+    String n = name();
+    HolderId a = HolderId.generate();
+    LeaseGrant g1 = s.acquireOrRenew(n, a, Duration.ofSeconds(5)).orElseThrow();
+    KeyLayout keys = new KeyLayout(prefix);
+    admin.getKVClient().delete(keys.leaseKey(n)).get(10, TimeUnit.SECONDS);
+    admin.getKVClient().delete(keys.lastKey(n)).get(10, TimeUnit.SECONDS);
+
+    long bound = s.token(n).orElse(0);
+    assertThat(bound).as("token(name) after both keys were deleted").isGreaterThanOrEqualTo(g1.token());
+    LeaseState st = s.inspect(n);
+    assertThat(st).isInstanceOf(LeaseState.Free.class);
+    assertThat(st.lastToken()).as("inspect after both keys were deleted")
+        .isGreaterThanOrEqualTo(g1.token());
+    LeaseGrant g2 = s.acquireOrRenew(n, a, Duration.ofSeconds(5)).orElseThrow();
+    assertThat(g2.token()).isGreaterThan(Math.max(bound, st.lastToken()));
+    assertThat(s.token(n)).as("exact again once a record exists").hasValue(g2.token());
   }
 }
