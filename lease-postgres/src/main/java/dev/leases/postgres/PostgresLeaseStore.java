@@ -69,7 +69,8 @@ import org.slf4j.LoggerFactory;
  * read timeout of that plus one second, so a call returns or throws
  * {@link LeaseStoreUnavailableException} (with the SQLState) within the pool's connection timeout
  * plus {@code callTimeout} plus one second. Use a pool that bounds {@code getConnection()} (HikariCP's
- * {@code connectionTimeout} does). The outcome of a call that throws is unknown.
+ * {@code connectionTimeout} does). On a caller's connection the same read timeout is set for the
+ * call and the caller's own put back afterwards. The outcome of a call that throws is unknown.
  *
  * <h2>Connections</h2>
  * Connections taken from the {@link DataSource} are set to autocommit and READ COMMITTED for each
@@ -79,7 +80,10 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Release hints</h2>
  * {@link #onRelease} is served by {@code LISTEN} on a dedicated connection outside the pool
- * ({@link Builder#listenConnection}); release sends {@code pg_notify} in the same transaction.
+ * ({@link Builder#listenConnection}), one per store from its first subscription to
+ * {@link #close()} (so several stores on one database hold one each); release sends
+ * {@code pg_notify} in the same transaction. Its socket reads are bounded like every call, and
+ * closing the store aborts it and joins its thread.
  * Hints are lost while that connection is down (every subscriber is woken once it is back) and a
  * crashed holder sends none: followers must still poll until the expiry they last read.
  *
@@ -130,7 +134,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     this.isolationKnownGood = hikari && HikariSupport.readCommittedAutocommit(dataSource);
     Supplier<Connection> listen = b.listenConnection;
     if (listen == null && hikari) {
-      listen = HikariSupport.directConnections(dataSource).orElse(null);
+      listen = HikariSupport.directConnections(dataSource, b.callTimeout).orElse(null);
     }
     if (listen == null) {
       log.info("{}: no LISTEN connection (pass listenConnection, or a HikariDataSource with a"
@@ -231,6 +235,10 @@ public final class PostgresLeaseStore implements LeaseStore {
    *   <li>Until the caller commits or rolls back, the row stays locked: other contenders for this
    *       name wait (each up to its own call timeout, then fail as unavailable), and nobody else
    *       sees the grant. A rollback undoes the grant; the token it drew is never reused.
+   *   <li>The call is bounded as the store's own are: the statement by the call timeout, every
+   *       socket read on {@code connection} by the call timeout plus one second (its network
+   *       timeout, put back to the caller's when the call returns). A read that times out closes
+   *       the connection.
    *   <li>If this throws {@link LeaseStoreUnavailableException}, the caller's transaction is
    *       aborted: roll it back.
    * </ul>
@@ -240,7 +248,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     Objects.requireNonNull(connection, "connection must not be null");
     Duration granted = checkAcquire(name, holder, ttl);
     ensureSchema();
-    try {
+    try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(connection, callTimeout)) {
       Jdbc.requireReadCommitted(connection, "acquireOrRenew(Connection, ...)");
       return acquire(connection, name, holder, granted);
     } catch (SQLException e) {
@@ -500,7 +508,12 @@ public final class PostgresLeaseStore implements LeaseStore {
      * (the store closes it). It may throw an unchecked exception; the thread retries with backoff.
      * By default, for a HikariDataSource configured with a {@code jdbcUrl}, the store opens one with
      * {@link java.sql.DriverManager} from the pool's URL, user, password and data source
-     * properties; for any other DataSource there is none, and followers rely on polling.
+     * properties (with pgjdbc's {@code connectTimeout} and {@code socketTimeout} set unless the pool
+     * sets them), for any other DataSource there is none, and followers rely on polling. The store
+     * sets the connection's network timeout for its statements; the supplier must bound its own
+     * connect and login (with pgjdbc: {@code connectTimeout} and {@code socketTimeout}), since a
+     * connect in progress cannot be aborted: {@link PostgresLeaseStore#close()} waits for it only
+     * up to a bound and then leaves the thread to end when the connect returns.
      */
     public Builder listenConnection(Supplier<Connection> listenConnection) {
       this.listenConnection =
