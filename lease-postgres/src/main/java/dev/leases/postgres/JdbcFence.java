@@ -59,7 +59,11 @@ public final class JdbcFence {
   /** The fence table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "lease_fences";
 
-  /** Longest accepted resource name. */
+  /**
+   * Longest accepted resource name. Resource names are checked as lease names are: not blank, no
+   * control characters, well-formed UTF-16 (an unpaired surrogate would reach the database as
+   * {@code ?} and share another resource's fence).
+   */
   public static final int MAX_RESOURCE_LENGTH = LeaseArguments.MAX_NAME_LENGTH;
 
   private static final Duration MAX_CALL_TIMEOUT = Duration.ofHours(1);
@@ -302,11 +306,7 @@ public final class JdbcFence {
   }
 
   private static void checkResource(String resource) {
-    Objects.requireNonNull(resource, "resource must not be null");
-    if (resource.isBlank() || resource.length() > MAX_RESOURCE_LENGTH) {
-      throw new IllegalArgumentException("resource must be 1 to " + MAX_RESOURCE_LENGTH
-          + " characters and not blank, got " + resource.length() + " characters");
-    }
+    LeaseArguments.requireText("fence resource", resource, MAX_RESOURCE_LENGTH);
   }
 
   @Override

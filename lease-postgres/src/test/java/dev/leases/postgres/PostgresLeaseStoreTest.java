@@ -360,6 +360,33 @@ class PostgresLeaseStoreTest {
   }
 
   @Test
+  void malformedUtf16TableAndSchemaNamesAreRefused() {
+    PostgresLeaseStore.Builder builder = PostgresLeaseStore.builder(new PGSimpleDataSource());
+    for (String table : List.of("c\uD800x", "c\uDC00x.leases", "leases_schema.c\uD800x")) {
+      assertThatThrownBy(() -> builder.table(table))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("lease table")
+          .hasMessageContaining("UTF-16");
+      assertThatThrownBy(() -> PostgresLeaseStore.schemaSql(table))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+    }
+  }
+
+  /** Lease names are checked by lease-api: "c\uD800x" is refused, "c?x" is a lease of its own. */
+  @Test
+  void malformedUtf16LeaseNamesAreRefusedAndTheirQuestionMarkTwinIsItsOwnLease() {
+    PostgresLeaseStore store = store(pool(2));
+    String suffix = UUID.randomUUID().toString();
+    HolderId a = HolderId.generate();
+    assertThatThrownBy(() -> store.acquireOrRenew("c\uD800x" + suffix, a, TTL))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+    assertThatThrownBy(() -> store.inspect("c\uD800x" + suffix))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+    LeaseGrant g = store.acquireOrRenew("c?x" + suffix, a, TTL).orElseThrow();
+    assertThat(((LeaseState.Held) store.inspect("c?x" + suffix)).lastToken()).isEqualTo(g.token());
+  }
+
+  @Test
   void longestAllowedNamesAndReservedWordsWork() throws Exception {
     HikariDataSource pool = pool(2);
     String longest = "l" + "x".repeat(40) + freshTable().substring(2, 14); // 53 characters
