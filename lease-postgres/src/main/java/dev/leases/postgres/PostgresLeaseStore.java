@@ -36,10 +36,10 @@ import org.slf4j.LoggerFactory;
  * One row per lease name: {@code name text primary key, holder text null, token bigint,
  * expires_at timestamptz} ({@link #schemaSql(String)}), and a sequence {@code <table>_token_seq}
  * that issues every token. Acquire-or-renew is one round trip of two statements:
- * {@code INSERT ... ON CONFLICT DO NOTHING} puts a placeholder row in place if there is none (free,
- * {@code expires_at = '-infinity'}, read as no row), then {@code UPDATE ... WHERE} (holder is us, or
- * free, or expired) grants it: no row back means another holder has an unexpired lease. Release sets {@code holder = NULL} and keeps the row; nothing here
- * ever deletes a row.
+ * {@code INSERT ... ON CONFLICT DO NOTHING} puts a placeholder row in place if there is none
+ * (free, {@code expires_at = '-infinity'}, read as no row), then {@code UPDATE ... WHERE} (holder
+ * is us, or free, or expired) grants it: no row back means another holder has an unexpired lease.
+ * Release sets {@code holder = NULL} and keeps the row; nothing here ever deletes a row.
  *
  * <h2>Tokens</h2>
  * A renewal by the holder within its unexpired tenure keeps its token; every other grant takes a
@@ -509,7 +509,7 @@ public final class PostgresLeaseStore implements LeaseStore {
      * By default, for a HikariDataSource configured with a {@code jdbcUrl}, the store opens one with
      * {@link java.sql.DriverManager} from the pool's URL, user, password and data source
      * properties (with pgjdbc's {@code connectTimeout} and {@code socketTimeout} set unless the pool
-     * sets them), for any other DataSource there is none, and followers rely on polling. The store
+     * sets them); for any other DataSource there is none, and followers rely on polling. The store
      * sets the connection's network timeout for its statements; the supplier must bound its own
      * connect and login (with pgjdbc: {@code connectTimeout} and {@code socketTimeout}), since a
      * connect in progress cannot be aborted: {@link PostgresLeaseStore#close()} waits for it only

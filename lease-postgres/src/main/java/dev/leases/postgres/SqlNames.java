@@ -6,7 +6,8 @@ import java.util.regex.Pattern;
 
 /**
  * A validated table name, optionally schema-qualified, and the names derived from it. Only plain
- * lower-case identifiers are accepted (malformed UTF-16 is refused first, with its own message), so a name can never be SQL syntax, and the names derived
+ * lower-case identifiers are accepted (malformed UTF-16 is refused first, with its own message),
+ * so a name can never be SQL syntax, and the names derived
  * from it stay within PostgreSQL's 63-byte identifier limit (longer ones are silently truncated by
  * the server, which would make a {@code LISTEN} miss its {@code NOTIFY}).
  */

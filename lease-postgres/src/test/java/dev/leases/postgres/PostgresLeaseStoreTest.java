@@ -75,9 +75,8 @@ class PostgresLeaseStoreTest {
     return "pg-" + UUID.randomUUID();
   }
 
-  /** A table of its own, so that DDL in one test cannot disturb another. */
   private static String freshTable() {
-    return "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20);
+    return PostgresServers.freshTable();
   }
 
   private static Instant serverInstant(Connection c, String expression) throws SQLException {
@@ -88,9 +87,7 @@ class PostgresLeaseStoreTest {
   }
 
   private static void exec(String sql) throws SQLException {
-    try (Connection c = PostgresServers.connect(); Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
+    PostgresServers.exec(sql);
   }
 
   // ---------------------------------------------------------------- caller's transaction
@@ -632,7 +629,8 @@ class PostgresLeaseStoreTest {
 
   private static int rows(String table, String name) throws SQLException {
     try (Connection c = PostgresServers.connect();
-        PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table + " WHERE name = ?")) {
+        PreparedStatement ps =
+            c.prepareStatement("SELECT count(*) FROM " + table + " WHERE name = ?")) {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();

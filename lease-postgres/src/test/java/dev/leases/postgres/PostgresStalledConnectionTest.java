@@ -59,10 +59,6 @@ class PostgresStalledConnectionTest {
     return c;
   }
 
-  private static String freshTable() {
-    return "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20);
-  }
-
   @Test
   void acquireOnAStalledCallerConnectionThrowsWithinItsBound() throws Exception {
     HikariDataSource direct = closeLater(PostgresServers.pool(2));
@@ -84,7 +80,7 @@ class PostgresStalledConnectionTest {
   @Test
   void aFencedWritesCommitOnAStalledConnectionFailsWithinItsBound() throws Exception {
     HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
-    String table = freshTable();
+    String table = PostgresServers.freshTable();
     JdbcFence fence = JdbcFence.builder(proxied).table(table).callTimeout(CALL_TIMEOUT).build();
     String resource = "stall-" + UUID.randomUUID();
     try {
@@ -99,9 +95,7 @@ class PostgresStalledConnectionTest {
               .hasMessageContaining("outcome is unknown"));
     } finally {
       proxy.forward();
-      try (Connection c = PostgresServers.connect(); Statement s = c.createStatement()) {
-        s.execute("DROP TABLE IF EXISTS " + table);
-      }
+      PostgresServers.exec("DROP TABLE IF EXISTS " + table);
     }
   }
 
@@ -120,7 +114,8 @@ class PostgresStalledConnectionTest {
   private void closingAStoreWithAStalledListenConnectionEndsItsThread(boolean stallFirst)
       throws Exception {
     HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
-    String table = freshTable(); // a channel of its own, so the thread's name is this store's
+    // a channel of its own, so that the thread's name is this store's
+    String table = PostgresServers.freshTable();
     PostgresLeaseStore store = PostgresLeaseStore.builder(proxied).table(table)
         .callTimeout(CALL_TIMEOUT).build();
     String threadName = "leases-postgres-listen-" + table + "_released";

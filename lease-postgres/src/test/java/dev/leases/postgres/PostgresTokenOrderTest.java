@@ -104,14 +104,15 @@ class PostgresTokenOrderTest {
    */
   @Test
   void underConcurrentDeletesEveryGrantIsAboveEveryGrantCommittedBeforeIt() throws Exception {
-    String table = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20);
+    String table = PostgresServers.freshTable();
     String name = name();
     int contenders = 6;
     int rounds = 40;
     int deleters = 2;
     try (PostgresLeaseStore tableStore = PostgresLeaseStore.builder(pool).table(table).build()) {
       tableStore.inspect(name); // creates the table
-      exec("CREATE TABLE " + table + "_log (seq bigserial PRIMARY KEY, token bigint NOT NULL);"
+      PostgresServers.exec("CREATE TABLE " + table + "_log"
+          + " (seq bigserial PRIMARY KEY, token bigint NOT NULL);"
           + " CREATE FUNCTION " + table + "_log() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
           + " INSERT INTO " + table + "_log (token) VALUES (NEW.token); RETURN NULL; END $$;"
           + " CREATE TRIGGER log_grants AFTER INSERT OR UPDATE ON " + table
@@ -171,15 +172,9 @@ class PostgresTokenOrderTest {
             log.subList(Math.max(0, i - 3), i)).isGreaterThan(log.get(i - 1));
       }
     } finally {
-      exec("DROP TABLE IF EXISTS " + table + ", " + table + "_log;"
+      PostgresServers.exec("DROP TABLE IF EXISTS " + table + ", " + table + "_log;"
           + " DROP FUNCTION IF EXISTS " + table + "_log();"
           + " DROP SEQUENCE IF EXISTS " + table + "_token_seq");
-    }
-  }
-
-  private static void exec(String sql) throws SQLException {
-    try (Connection c = PostgresServers.connect(); Statement s = c.createStatement()) {
-      s.execute(sql);
     }
   }
 
@@ -208,7 +203,8 @@ class PostgresTokenOrderTest {
   }
 
   private static int backendPid(Connection c) throws SQLException {
-    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
       rs.next();
       return rs.getInt(1);
     }
