@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.function.Supplier;
@@ -40,9 +41,12 @@ final class HikariSupport {
   /**
    * New connections to the pool's database that bypass the pool, for {@code LISTEN}: from its JDBC
    * URL, user, password and driver properties. Empty when the pool is configured another way (a
-   * data source class or object instead of a URL).
+   * data source class or object instead of a URL). Connecting and logging in are bounded: pgjdbc's
+   * {@code connectTimeout} and {@code socketTimeout} are set unless the pool sets them (to other
+   * than 0, which means none).
    */
-  static Optional<Supplier<Connection>> directConnections(DataSource dataSource) {
+  static Optional<Supplier<Connection>> directConnections(
+      DataSource dataSource, Duration callTimeout) {
     HikariDataSource h = (HikariDataSource) dataSource;
     String url = h.getJdbcUrl();
     if (url == null || !url.startsWith("jdbc:postgresql:")) {
@@ -56,7 +60,8 @@ final class HikariSupport {
     if (h.getPassword() != null) {
       props.setProperty("password", h.getPassword());
     }
-    props.putIfAbsent("connectTimeout", "5");
+    bounded(props, "connectTimeout", ReleaseHints.CONNECT_TIMEOUT_SECONDS);
+    bounded(props, "socketTimeout", ReleaseHints.loginTimeoutSeconds(callTimeout));
     props.putIfAbsent("tcpKeepAlive", "true");
     props.putIfAbsent("ApplicationName", "leases-listen");
     return Optional.of(() -> {
@@ -67,5 +72,13 @@ final class HikariSupport {
             + " (SQLState " + e.getSQLState() + "): " + e.getMessage(), e);
       }
     });
+  }
+
+  /** Sets a pgjdbc timeout property (seconds) unless it is set to a bound already. */
+  private static void bounded(Properties props, String key, int seconds) {
+    Object value = props.get(key);
+    if (value == null || String.valueOf(value).trim().equals("0")) {
+      props.setProperty(key, Integer.toString(seconds));
+    }
   }
 }

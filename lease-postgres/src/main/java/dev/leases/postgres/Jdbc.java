@@ -66,13 +66,40 @@ final class Jdbc {
    */
   static void prepare(Connection c, boolean isolationKnownGood, Duration callTimeout)
       throws SQLException {
-    c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE,
-        callTimeout.plus(NETWORK_GRACE).toMillis()));
+    c.setNetworkTimeout(DIRECT, networkTimeoutMillis(callTimeout));
     if (!c.getAutoCommit()) {
       c.setAutoCommit(true);
     }
     if (!isolationKnownGood) {
       c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+    }
+  }
+
+  /** The socket read timeout that goes with a statement timeout: long enough for its cancel. */
+  static int networkTimeoutMillis(Duration callTimeout) {
+    return (int) Math.min(Integer.MAX_VALUE, callTimeout.plus(NETWORK_GRACE).toMillis());
+  }
+
+  /**
+   * Bounds every socket read on a connection the library does not own (the caller's, or a pool's
+   * for the library's own steps) with {@link #networkTimeoutMillis}, until {@link
+   * NetworkBound#close()} puts back the timeout it had. Setting and reading the timeout send
+   * nothing to the server. A connection that timed out is closed by the driver; nothing is restored
+   * on it.
+   */
+  static NetworkBound boundNetwork(Connection c, Duration callTimeout) throws SQLException {
+    int previous = c.getNetworkTimeout();
+    c.setNetworkTimeout(DIRECT, networkTimeoutMillis(callTimeout));
+    return new NetworkBound(c, previous);
+  }
+
+  /** The connection's own network timeout, put back by {@link #close()}. */
+  record NetworkBound(Connection connection, int previous) implements AutoCloseable {
+    @Override
+    public void close() throws SQLException {
+      if (!connection.isClosed()) {
+        connection.setNetworkTimeout(DIRECT, previous);
+      }
     }
   }
 

@@ -59,7 +59,11 @@ public final class JdbcFence {
   /** The fence table used unless {@link Builder#table} says otherwise. */
   public static final String DEFAULT_TABLE = "lease_fences";
 
-  /** Longest accepted resource name. */
+  /**
+   * Longest accepted resource name. Resource names are checked as lease names are: not blank, no
+   * control characters, well-formed UTF-16 (an unpaired surrogate would reach the database as
+   * {@code ?} and share another resource's fence).
+   */
   public static final int MAX_RESOURCE_LENGTH = LeaseArguments.MAX_NAME_LENGTH;
 
   private static final Duration MAX_CALL_TIMEOUT = Duration.ofHours(1);
@@ -140,17 +144,18 @@ public final class JdbcFence {
     }
   }
 
+  /**
+   * The fence's own steps (setup, check, rollback, commit) run under the network timeout of
+   * {@link Jdbc#boundNetwork}; the work runs under the connection's own, as the caller's to bound.
+   */
   private <T> T writeInOwnTransaction(Connection c, String resource, long token, JdbcWork<T> work) {
-    try {
+    try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(c, callTimeout)) {
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
       c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
       c.setAutoCommit(false);
-      int networkTimeout = c.getNetworkTimeout();
-      c.setNetworkTimeout(Jdbc.DIRECT, (int) callTimeout.plus(Jdbc.NETWORK_GRACE).toMillis());
       advanceOrThrow(c, resource, token);
-      c.setNetworkTimeout(Jdbc.DIRECT, networkTimeout); // the work is not ours to bound
     } catch (SQLException e) {
       rollbackQuietly(c, e);
       throw Jdbc.unavailable(what(resource, token), e, "nothing was written");
@@ -169,16 +174,16 @@ public final class JdbcFence {
       rollbackQuietly(c, e);
       throw e;
     }
-    try {
-      c.commit();
-    } catch (SQLException e) {
-      throw Jdbc.unavailable(what(resource, token) + ": the commit", e,
-          "the outcome is unknown: the work may or may not have been committed");
-    }
-    try {
+    try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(c, callTimeout)) {
+      try {
+        c.commit();
+      } catch (SQLException e) {
+        throw Jdbc.unavailable(what(resource, token) + ": the commit", e,
+            "the outcome is unknown: the work may or may not have been committed");
+      }
       c.setAutoCommit(true); // the transaction has ended: leave the connection as we found it
     } catch (SQLException e) {
-      // committed; a pool discards a broken connection
+      // committed; restoring the connection failed, and a pool discards a broken connection
     }
     return result;
   }
@@ -201,15 +206,16 @@ public final class JdbcFence {
    * @throws FencedOutException if a higher token has written to {@code resource}; the work was not
    *     run and this call changed nothing, but the fence row stays locked until the transaction
    *     ends: roll back promptly
-   * @throws LeaseStoreUnavailableException if the fence statement failed: the transaction is
-   *     aborted, roll it back
+   * @throws LeaseStoreUnavailableException if the fence statement failed (each socket read of the
+   *     fence's part is bounded by the call timeout plus one second; the connection's own network
+   *     timeout is put back before the work runs): the transaction is aborted, roll it back
    * @throws LeaseException wrapping an {@link SQLException} thrown by {@code work}: roll back
    */
   public <T> T write(Connection connection, String resource, long token, JdbcWork<T> work) {
     Objects.requireNonNull(connection, "connection must not be null");
     checkArguments(resource, token, work);
     ensureSchema();
-    try {
+    try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(connection, callTimeout)) {
       if (connection.getAutoCommit()) {
         throw new IllegalStateException("JdbcFence.write(Connection, ...) needs a connection inside"
             + " a transaction, so that the fence and the work commit together; call"
@@ -276,8 +282,8 @@ public final class JdbcFence {
   }
 
   /** Rolls back and, only once that succeeded, restores autocommit (which would otherwise commit). */
-  private static void rollbackQuietly(Connection c, Throwable cause) {
-    try {
+  private void rollbackQuietly(Connection c, Throwable cause) {
+    try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(c, callTimeout)) {
       c.rollback();
       c.setAutoCommit(true);
     } catch (SQLException e) {
@@ -300,11 +306,7 @@ public final class JdbcFence {
   }
 
   private static void checkResource(String resource) {
-    Objects.requireNonNull(resource, "resource must not be null");
-    if (resource.isBlank() || resource.length() > MAX_RESOURCE_LENGTH) {
-      throw new IllegalArgumentException("resource must be 1 to " + MAX_RESOURCE_LENGTH
-          + " characters and not blank, got " + resource.length() + " characters");
-    }
+    LeaseArguments.requireText("fence resource", resource, MAX_RESOURCE_LENGTH);
   }
 
   @Override
@@ -334,7 +336,9 @@ public final class JdbcFence {
 
     /**
      * How long the fence statement may run (including waiting for another writer of the same
-     * resource to finish), default 5 s; at most one hour. The caller's work is not bounded.
+     * resource to finish), default 5 s; at most one hour. Every socket read of the fence's own steps
+     * (the check, and in {@link JdbcFence#write(String, long, JdbcWork)} the commit or rollback) is
+     * bounded by this plus one second. The caller's work is not bounded by the fence.
      */
     public Builder callTimeout(Duration callTimeout) {
       LeaseArguments.requireTimeout("callTimeout", callTimeout, MAX_CALL_TIMEOUT);

@@ -35,19 +35,29 @@ import org.slf4j.LoggerFactory;
  * <h2>Storage</h2>
  * One row per lease name: {@code name text primary key, holder text null, token bigint,
  * expires_at timestamptz} ({@link #schemaSql(String)}), and a sequence {@code <table>_token_seq}
- * that issues every token. Acquire-or-renew is a single {@code INSERT ... ON CONFLICT DO UPDATE ...
- * WHERE} statement: no row back means another holder has an unexpired lease. Release sets
- * {@code holder = NULL} and keeps the row; nothing here ever deletes a row.
+ * that issues every token. Acquire-or-renew is one round trip of two statements:
+ * {@code INSERT ... ON CONFLICT DO NOTHING} puts a placeholder row in place if there is none
+ * (free, {@code expires_at = '-infinity'}, read as no row), then {@code UPDATE ... WHERE} (holder
+ * is us, or free, or expired) grants it: no row back means another holder has an unexpired lease.
+ * Release sets {@code holder = NULL} and keeps the row; nothing here ever deletes a row.
  *
  * <h2>Tokens</h2>
  * A renewal by the holder within its unexpired tenure keeps its token; every other grant takes a
- * new value from the sequence <em>after</em> locking the row, so tokens for a name only grow: across
- * release, expiry, a {@code DELETE} of the row by hand, a dropped and re-created table (the sequence
- * is deliberately not owned by the table: do not drop it) and a crash restart of the server.
- * Caveats, all outside this class's control: a grant is durable once the call returns only with
- * {@code synchronous_commit} on (the default) and no failover to an asynchronous replica; and a
- * {@code DELETE} of the row racing a first-time insert can let that insert carry a token drawn
- * before the deleted row's.
+ * new value from the sequence only in the {@code UPDATE}, that is <em>after</em> the row is locked
+ * (on the insert path too: the free row is inserted first, and a grant that waited behind another
+ * transaction's insert or delete draws once that transaction has ended). So tokens for a name only
+ * grow, in the order the grants commit: across release, expiry, a {@code DELETE} of the row by hand
+ * (even racing a grant), a dropped and re-created table (the sequence is deliberately not owned by
+ * the table: do not drop it) and a crash restart of the server. Do not give the sequence a
+ * {@code CACHE} above 1: sessions would then hand out values out of order. Caveats outside this
+ * class's control: a grant is durable once the call returns only with {@code synchronous_commit} on
+ * (the default) and no failover to an asynchronous replica. A {@code DELETE} racing a call between
+ * its two statements makes it answer "not granted" although the name is free; the next call gets it.
+ *
+ * <p>{@link #token} and {@link #inspect} answer the row's token while the row exists. Without a row
+ * (never granted, or deleted out of band) they answer the sequence's last value (empty / 0 only if
+ * it has never issued one): at least every token this store's table has issued, for any name, and
+ * below every later grant. Reading it needs {@code SELECT} on the sequence.
  *
  * <h2>Time</h2>
  * Expiry and {@link LeaseState.Held#remaining()} are computed by the server with
@@ -59,7 +69,8 @@ import org.slf4j.LoggerFactory;
  * read timeout of that plus one second, so a call returns or throws
  * {@link LeaseStoreUnavailableException} (with the SQLState) within the pool's connection timeout
  * plus {@code callTimeout} plus one second. Use a pool that bounds {@code getConnection()} (HikariCP's
- * {@code connectionTimeout} does). The outcome of a call that throws is unknown.
+ * {@code connectionTimeout} does). On a caller's connection the same read timeout is set for the
+ * call and the caller's own put back afterwards. The outcome of a call that throws is unknown.
  *
  * <h2>Connections</h2>
  * Connections taken from the {@link DataSource} are set to autocommit and READ COMMITTED for each
@@ -69,7 +80,10 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Release hints</h2>
  * {@link #onRelease} is served by {@code LISTEN} on a dedicated connection outside the pool
- * ({@link Builder#listenConnection}); release sends {@code pg_notify} in the same transaction.
+ * ({@link Builder#listenConnection}), one per store from its first subscription to
+ * {@link #close()} (so several stores on one database hold one each); release sends
+ * {@code pg_notify} in the same transaction. Its socket reads are bounded like every call, and
+ * closing the store aborts it and joins its thread.
  * Hints are lost while that connection is down (every subscriber is woken once it is back) and a
  * crashed holder sends none: followers must still poll until the expiry they last read.
  *
@@ -106,6 +120,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final String acquireSql;
   private final String releaseSql;
   private final String tokenSql;
+  private final String sequenceBoundSql;
   private final String inspectSql;
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -119,7 +134,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     this.isolationKnownGood = hikari && HikariSupport.readCommittedAutocommit(dataSource);
     Supplier<Connection> listen = b.listenConnection;
     if (listen == null && hikari) {
-      listen = HikariSupport.directConnections(dataSource).orElse(null);
+      listen = HikariSupport.directConnections(dataSource, b.callTimeout).orElse(null);
     }
     if (listen == null) {
       log.info("{}: no LISTEN connection (pass listenConnection, or a HikariDataSource with a"
@@ -134,25 +149,32 @@ public final class PostgresLeaseStore implements LeaseStore {
 
     String t = names.quotedTable();
     String seq = "'" + names.quoted(names.table() + SEQUENCE_SUFFIX) + "'";
-    this.acquireSql = "INSERT INTO " + t + " AS l (name, holder, token, expires_at)"
-        + " VALUES (?, ?, nextval(" + seq + "), clock_timestamp() + ? * interval '1 millisecond')"
-        + " ON CONFLICT (name) DO UPDATE SET"
-        + " holder = excluded.holder,"
-        // nextval here runs after the row is locked, so it is larger than any token a committed
-        // grant of this row drew; excluded.token was drawn before the lock and could be smaller.
-        + " token = CASE WHEN l.holder = excluded.holder AND l.expires_at > clock_timestamp()"
+    // Two statements sent together. The INSERT puts a placeholder in place when there is no row
+    // (free, expiring at -infinity, token 1): never a grant's token, and read as "no row" by token()
+    // and inspect(), so it is harmless even where the driver commits it on its own (pgjdbc's
+    // preferQueryMode=simple; the extended protocol runs both in one implicit transaction). The
+    // UPDATE grants, drawing from the sequence while it holds the row lock, so the token is larger
+    // than any token a grant that committed before it drew, even one whose row was deleted while
+    // this call waited.
+    this.acquireSql = "INSERT INTO " + t + " (name, holder, token, expires_at)"
+        + " VALUES (?, NULL, 1, '-infinity') ON CONFLICT (name) DO NOTHING;"
+        + " UPDATE " + t + " AS l SET"
+        + " token = CASE WHEN l.holder = ? AND l.expires_at > clock_timestamp()"
         + " THEN l.token ELSE nextval(" + seq + ") END,"
-        + " expires_at = excluded.expires_at"
-        + " WHERE l.holder = excluded.holder OR l.holder IS NULL"
-        + " OR l.expires_at <= clock_timestamp()"
+        + " holder = ?,"
+        + " expires_at = clock_timestamp() + ? * interval '1 millisecond'"
+        + " WHERE l.name = ? AND (l.holder = ? OR l.holder IS NULL"
+        + " OR l.expires_at <= clock_timestamp())"
         + " RETURNING token, expires_at";
     this.releaseSql = "WITH r AS (UPDATE " + t
         + " SET holder = NULL, expires_at = clock_timestamp()"
         + " WHERE name = ? AND holder = ? AND expires_at > clock_timestamp() RETURNING name)"
         + " SELECT pg_notify('" + channel + "', r.name) FROM r";
-    this.tokenSql = "SELECT token FROM " + t + " WHERE name = ?";
-    this.inspectSql = "SELECT holder, token, expires_at, clock_timestamp() FROM " + t
-        + " WHERE name = ?";
+    String granted = " WHERE name = ? AND expires_at > '-infinity'"; // not a placeholder
+    this.tokenSql = "SELECT token FROM " + t + granted;
+    this.sequenceBoundSql = "SELECT CASE WHEN is_called THEN last_value END FROM "
+        + names.quoted(names.table() + SEQUENCE_SUFFIX);
+    this.inspectSql = "SELECT holder, token, expires_at, clock_timestamp() FROM " + t + granted;
   }
 
   /** Starts configuring a store on {@code dataSource} (a pool; see the class comment). */
@@ -163,6 +185,8 @@ public final class PostgresLeaseStore implements LeaseStore {
   /**
    * The DDL this store runs when {@link Builder#createTable} is on (the default), for schemas
    * managed by hand or by a migration tool: a sequence and a table, each {@code IF NOT EXISTS}.
+   * The store's role needs {@code SELECT, INSERT, UPDATE} on the table and {@code USAGE, SELECT} on
+   * the sequence.
    *
    * @param table as for {@link Builder#table}
    */
@@ -211,6 +235,10 @@ public final class PostgresLeaseStore implements LeaseStore {
    *   <li>Until the caller commits or rolls back, the row stays locked: other contenders for this
    *       name wait (each up to its own call timeout, then fail as unavailable), and nobody else
    *       sees the grant. A rollback undoes the grant; the token it drew is never reused.
+   *   <li>The call is bounded as the store's own are: the statement by the call timeout, every
+   *       socket read on {@code connection} by the call timeout plus one second (its network
+   *       timeout, put back to the caller's when the call returns). A read that times out closes
+   *       the connection.
    *   <li>If this throws {@link LeaseStoreUnavailableException}, the caller's transaction is
    *       aborted: roll it back.
    * </ul>
@@ -220,7 +248,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     Objects.requireNonNull(connection, "connection must not be null");
     Duration granted = checkAcquire(name, holder, ttl);
     ensureSchema();
-    try {
+    try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(connection, callTimeout)) {
       Jdbc.requireReadCommitted(connection, "acquireOrRenew(Connection, ...)");
       return acquire(connection, name, holder, granted);
     } catch (SQLException e) {
@@ -242,8 +270,15 @@ public final class PostgresLeaseStore implements LeaseStore {
       Jdbc.bound(ps, callTimeout);
       ps.setString(1, name);
       ps.setString(2, holder.value());
-      ps.setLong(3, ttl.toMillis());
-      try (ResultSet rs = ps.executeQuery()) {
+      ps.setString(3, holder.value());
+      ps.setLong(4, ttl.toMillis());
+      ps.setString(5, name);
+      ps.setString(6, holder.value());
+      ps.execute(); // first result: the placeholder INSERT's count
+      if (!ps.getMoreResults()) {
+        throw new IllegalStateException("the grant's UPDATE returned no result set: " + acquireSql);
+      }
+      try (ResultSet rs = ps.getResultSet()) {
         if (!rs.next()) {
           return Optional.empty();
         }
@@ -279,6 +314,11 @@ public final class PostgresLeaseStore implements LeaseStore {
     return released;
   }
 
+  /**
+   * The row's token; without a row (never granted, or deleted out of band), the sequence's last
+   * value, which is at least every token issued and below every later grant; empty only if the
+   * sequence has issued none. See "Tokens" in the class comment.
+   */
   @Override
   public OptionalLong token(String name) {
     LeaseArguments.requireName(name);
@@ -288,13 +328,34 @@ public final class PostgresLeaseStore implements LeaseStore {
         Jdbc.bound(ps, callTimeout);
         ps.setString(1, name);
         try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
+          if (rs.next()) {
+            return OptionalLong.of(rs.getLong(1));
+          }
         }
       }
+      return sequenceBound(c);
     });
   }
 
-  /** Reads the row; HELD versus EXPIRED is decided with one reading of the server's clock. */
+  /**
+   * The sequence's last value if it has issued one: read after the row was found missing, so it is
+   * at least every token a grant of the name drew before that, and every later grant draws above it.
+   */
+  private OptionalLong sequenceBound(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sequenceBoundSql)) {
+      Jdbc.bound(ps, callTimeout);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        long value = rs.getLong(1);
+        return rs.wasNull() ? OptionalLong.empty() : OptionalLong.of(value);
+      }
+    }
+  }
+
+  /**
+   * Reads the row; HELD versus EXPIRED is decided with one reading of the server's clock. Without a
+   * row the lease is FREE with {@link #token}'s bound as its last token (0 if none).
+   */
   @Override
   public LeaseState inspect(String name) {
     LeaseArguments.requireName(name);
@@ -305,7 +366,7 @@ public final class PostgresLeaseStore implements LeaseStore {
         ps.setString(1, name);
         try (ResultSet rs = ps.executeQuery()) {
           if (!rs.next()) {
-            return new LeaseState.Free(name, 0);
+            return new LeaseState.Free(name, sequenceBound(c).orElse(0));
           }
           String holder = rs.getString(1);
           long token = rs.getLong(2);
@@ -447,7 +508,12 @@ public final class PostgresLeaseStore implements LeaseStore {
      * (the store closes it). It may throw an unchecked exception; the thread retries with backoff.
      * By default, for a HikariDataSource configured with a {@code jdbcUrl}, the store opens one with
      * {@link java.sql.DriverManager} from the pool's URL, user, password and data source
-     * properties; for any other DataSource there is none, and followers rely on polling.
+     * properties (with pgjdbc's {@code connectTimeout} and {@code socketTimeout} set unless the pool
+     * sets them); for any other DataSource there is none, and followers rely on polling. The store
+     * sets the connection's network timeout for its statements; the supplier must bound its own
+     * connect and login (with pgjdbc: {@code connectTimeout} and {@code socketTimeout}), since a
+     * connect in progress cannot be aborted: {@link PostgresLeaseStore#close()} waits for it only
+     * up to a bound and then leaves the thread to end when the connect returns.
      */
     public Builder listenConnection(Supplier<Connection> listenConnection) {
       this.listenConnection =

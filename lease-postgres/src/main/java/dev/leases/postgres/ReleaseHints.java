@@ -22,6 +22,14 @@ import org.slf4j.LoggerFactory;
  * connection it reconnects with backoff and then wakes <em>every</em> subscriber, because releases
  * sent while it was away are lost. Without a connection only this store's own releases are
  * dispatched ({@link #dispatch}).
+ *
+ * <p>Bounded: every socket read on the LISTEN connection has the call timeout plus one second as its
+ * network timeout (waiting for notifications polls in {@value #POLL_MILLIS} ms steps), so a silent
+ * network ends in a failure and a reconnect, not a hang. {@link #close()} aborts the connection
+ * (closing its socket under a blocked read) and joins the thread. Opening a connection cannot be
+ * aborted: the supplier must bound it itself (the default one does, with pgjdbc's
+ * {@code connectTimeout} and {@code socketTimeout}); close waits for it up to
+ * {@link #joinBound}.
  */
 final class ReleaseHints implements AutoCloseable {
 
@@ -29,23 +37,46 @@ final class ReleaseHints implements AutoCloseable {
 
   private static final int POLL_MILLIS = 250;
   private static final long HEALTH_CHECK_NANOS = TimeUnit.SECONDS.toNanos(10);
-  private static final int HEALTH_CHECK_TIMEOUT_MILLIS = 10_000;
   private static final long MIN_BACKOFF_MILLIS = 100;
   private static final long MAX_BACKOFF_MILLIS = 5_000;
 
+  /** pgjdbc's {@code connectTimeout} for the default LISTEN connections, in seconds. */
+  static final int CONNECT_TIMEOUT_SECONDS = 5;
+
   private final String channel;
   private final Supplier<Connection> connections; // null: no LISTEN
-  private final Duration firstListenWait;
+  private final Duration callTimeout;
   private final ReleaseListeners subscribers = new ReleaseListeners();
   private final Object lock = new Object();
   private Thread thread; // guarded by lock
+  private volatile Connection current; // the LISTEN connection while open, for close() to abort
   private volatile boolean listening;
   private volatile boolean closed;
 
-  ReleaseHints(String channel, Supplier<Connection> connections, Duration firstListenWait) {
+  /**
+   * @param callTimeout bounds each statement on the LISTEN connection (its socket reads by this plus
+   *     one second), and how long the first subscription waits for LISTEN
+   */
+  ReleaseHints(String channel, Supplier<Connection> connections, Duration callTimeout) {
     this.channel = channel;
     this.connections = connections;
-    this.firstListenWait = firstListenWait;
+    this.callTimeout = callTimeout;
+  }
+
+  /**
+   * How long {@link #close()} waits for the thread: its longest step that an abort cannot cut
+   * short, opening a connection with the default supplier (the connect timeout, then the login's
+   * reads under {@link #loginTimeoutSeconds}, twice: pgjdbc retries without SSL when the SSL
+   * request times out), and a margin.
+   */
+  Duration joinBound() {
+    return Duration.ofSeconds(CONNECT_TIMEOUT_SECONDS + 2L * loginTimeoutSeconds(callTimeout))
+        .plus(Jdbc.NETWORK_GRACE);
+  }
+
+  /** pgjdbc's {@code socketTimeout} for the default LISTEN connections: whole seconds, rounded up. */
+  static int loginTimeoutSeconds(Duration callTimeout) {
+    return (int) ((Jdbc.networkTimeoutMillis(callTimeout) + 999L) / 1000);
   }
 
   /** Whether a LISTEN connection delivers releases (including this store's own). */
@@ -85,7 +116,7 @@ final class ReleaseHints implements AutoCloseable {
         thread.setDaemon(true);
         thread.start();
       }
-      long deadline = System.nanoTime() + firstListenWait.toNanos();
+      long deadline = System.nanoTime() + callTimeout.toNanos();
       while (!listening && !closed) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
@@ -111,8 +142,14 @@ final class ReleaseHints implements AutoCloseable {
         if (c == null) {
           throw new IllegalStateException("the listen connection supplier returned null");
         }
+        current = c;
+        if (closed) {
+          break; // close() may have looked for a connection to abort before this one existed
+        }
+        c.setNetworkTimeout(Jdbc.DIRECT, Jdbc.networkTimeoutMillis(callTimeout));
         c.setAutoCommit(true);
         try (Statement s = c.createStatement()) {
+          Jdbc.bound(s, callTimeout);
           s.execute("LISTEN \"" + channel + "\"");
         }
         PGConnection pg = c.unwrap(PGConnection.class);
@@ -137,6 +174,7 @@ final class ReleaseHints implements AutoCloseable {
           }
         }
       } catch (SQLException | RuntimeException e) {
+        current = null;
         setListening(false);
         if (closed) {
           break;
@@ -149,15 +187,15 @@ final class ReleaseHints implements AutoCloseable {
         backoff = Math.min(MAX_BACKOFF_MILLIS, backoff * 2);
       }
     }
+    current = null;
     setListening(false);
   }
 
-  private static void healthCheck(Connection c) throws SQLException {
-    c.setNetworkTimeout(Jdbc.DIRECT, HEALTH_CHECK_TIMEOUT_MILLIS);
+  private void healthCheck(Connection c) throws SQLException {
     try (Statement s = c.createStatement()) {
+      Jdbc.bound(s, callTimeout);
       s.execute("SELECT 1");
     }
-    c.setNetworkTimeout(Jdbc.DIRECT, 0);
   }
 
   private void setListening(boolean value) {
@@ -185,7 +223,11 @@ final class ReleaseHints implements AutoCloseable {
     }
   }
 
-  /** Stops the thread (waits up to two poll intervals for it) and drops every subscriber. */
+  /**
+   * Stops the thread: aborts its connection and waits for it to end, up to {@link #joinBound} (a
+   * subscriber's listener that blocks, or a supplier that does not bound its connect, can hold it
+   * longer; that is logged). Then drops every subscriber.
+   */
   @Override
   public void close() {
     Thread t;
@@ -194,11 +236,24 @@ final class ReleaseHints implements AutoCloseable {
       lock.notifyAll();
       t = thread;
     }
+    Connection c = current;
+    if (c != null) {
+      try {
+        c.abort(Jdbc.DIRECT);
+      } catch (SQLException | RuntimeException e) {
+        log.debug("aborting the LISTEN connection on '{}' failed", channel, e);
+      }
+    }
     if (t != null && t != Thread.currentThread()) {
       try {
-        t.join(4L * POLL_MILLIS);
+        t.join(joinBound().toMillis());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+      }
+      if (t.isAlive()) {
+        log.warn("the LISTEN thread on '{}' did not end within {} after close; it ends when its"
+            + " current step (opening a connection, or a subscriber's listener) returns", channel,
+            joinBound());
       }
     }
     subscribers.clear();

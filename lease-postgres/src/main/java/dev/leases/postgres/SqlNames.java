@@ -1,11 +1,13 @@
 package dev.leases.postgres;
 
+import dev.leases.LeaseArguments;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
  * A validated table name, optionally schema-qualified, and the names derived from it. Only plain
- * lower-case identifiers are accepted, so a name can never be SQL syntax, and the names derived
+ * lower-case identifiers are accepted (malformed UTF-16 is refused first, with its own message),
+ * so a name can never be SQL syntax, and the names derived
  * from it stay within PostgreSQL's 63-byte identifier limit (longer ones are silently truncated by
  * the server, which would make a {@code LISTEN} miss its {@code NOTIFY}).
  */
@@ -33,6 +35,7 @@ final class SqlNames {
    */
   static SqlNames parse(String what, String qualified, int maxTableLength, int maxTotalLength) {
     Objects.requireNonNull(qualified, () -> what + " name must not be null");
+    LeaseArguments.requireWellFormed(what + " name", qualified);
     String rule = what + " name must be a lower-case identifier matching [a-z_][a-z0-9_]*,"
         + " optionally schema-qualified as schema.table, with a table part of at most "
         + maxTableLength + " characters and at most " + maxTotalLength + " characters in all";

@@ -292,6 +292,41 @@ class JdbcFenceTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("[a-z_][a-z0-9_]*");
   }
 
+  /**
+   * An unpaired surrogate has no UTF-8 encoding (the driver sends {@code ?}), so "c\uD800x" would be
+   * the fence of "c?x": it is refused, and "c?x" stays a resource of its own.
+   */
+  @Test
+  void malformedUtf16ResourcesAreRefusedAndTheirQuestionMarkTwinIsItsOwnResource() throws Exception {
+    String suffix = UUID.randomUUID().toString();
+    String malformed = "c\uD800x" + suffix;
+    String twin = "c?x" + suffix;
+    assertThatThrownBy(() -> fence.write(malformed, 10, c -> 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("fence resource")
+        .hasMessageContaining("UTF-16");
+    assertThatThrownBy(() -> fence.highestToken(malformed))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+    try (Connection c = pool.getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(() -> fence.write(c, malformed, 10, x -> 1))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+      c.rollback();
+    }
+    assertThat(fence.write(twin, 1, insert(twin, 1, "1"))).isEqualTo(1);
+    assertThat(fence.highestToken(twin)).hasValue(1);
+  }
+
+  @Test
+  void malformedUtf16TableAndSchemaNamesAreRefused() {
+    for (String table : List.of("c\uD800x", "c\uDC00x.fences", "fences.c\uD800x")) {
+      assertThatThrownBy(() -> JdbcFence.builder(pool).table(table))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+      assertThatThrownBy(() -> JdbcFence.schemaSql(table))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+    }
+  }
+
   @Test
   void aCustomFenceTableIsCreatedAndUsed() throws Exception {
     String table = "fences_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);

@@ -28,7 +28,6 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CyclicBarrier;
@@ -76,9 +75,8 @@ class PostgresLeaseStoreTest {
     return "pg-" + UUID.randomUUID();
   }
 
-  /** A table of its own, so that DDL in one test cannot disturb another. */
   private static String freshTable() {
-    return "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20);
+    return PostgresServers.freshTable();
   }
 
   private static Instant serverInstant(Connection c, String expression) throws SQLException {
@@ -89,9 +87,7 @@ class PostgresLeaseStoreTest {
   }
 
   private static void exec(String sql) throws SQLException {
-    try (Connection c = PostgresServers.connect(); Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
+    PostgresServers.exec(sql);
   }
 
   // ---------------------------------------------------------------- caller's transaction
@@ -118,8 +114,10 @@ class PostgresLeaseStoreTest {
       assertThat(g.expiresAt()).isBeforeOrEqualTo(statementTime.plus(ttl));
       assertThat(g.ttl()).isEqualTo(ttl);
 
-      assertThat(store.inspect(name)).as("not visible before the commit")
-          .isEqualTo(new LeaseState.Free(name, 0));
+      // Not visible before the commit: FREE, with the sequence's bound (which has seen the draw).
+      LeaseState outside = store.inspect(name);
+      assertThat(outside).as("not visible before the commit").isInstanceOf(LeaseState.Free.class);
+      assertThat(outside.lastToken()).isGreaterThanOrEqualTo(g.token());
       c.commit();
     }
     LeaseState.Held held = (LeaseState.Held) store.inspect(name);
@@ -139,10 +137,14 @@ class PostgresLeaseStoreTest {
       drawn = store.acquireOrRenew(c, name, a, TTL).orElseThrow().token();
       c.rollback();
     }
-    assertThat(store.inspect(name)).isEqualTo(new LeaseState.Free(name, 0));
-    assertThat(store.token(name)).isEmpty();
+    assertThat(rows("leases", name)).as("no row").isZero();
+    LeaseState state = store.inspect(name);
+    assertThat(state).isInstanceOf(LeaseState.Free.class);
+    assertThat(state.lastToken()).as("the sequence's bound").isGreaterThanOrEqualTo(drawn);
+    long bound = store.token(name).orElseThrow();
+    assertThat(bound).isGreaterThanOrEqualTo(drawn);
     LeaseGrant gb = store.acquireOrRenew(name, b, TTL).orElseThrow();
-    assertThat(gb.token()).as("a rolled-back token is never reused").isGreaterThan(drawn);
+    assertThat(gb.token()).as("a rolled-back token is never reused").isGreaterThan(bound);
   }
 
   @ParameterizedTest
@@ -161,7 +163,7 @@ class PostgresLeaseStoreTest {
           .hasMessageContaining("setTransactionIsolation");
       c.rollback();
     }
-    assertThat(store.token(name)).as("nothing was written").isEmpty();
+    assertThat(rows("leases", name)).as("nothing was written").isZero();
   }
 
   @Test
@@ -272,18 +274,23 @@ class PostgresLeaseStoreTest {
 
   // ---------------------------------------------------------------- tokens
 
+  /** After the row is deleted, token() and inspect() answer the sequence's bound, not "none". */
   @Test
-  void outOfBandDeleteOfTheRowStillGivesALargerNextToken() throws Exception {
+  void outOfBandDeleteOfTheRowStillGivesABoundAndALargerNextToken() throws Exception {
     PostgresLeaseStore store = store(pool(2));
     String name = name();
     HolderId a = HolderId.generate();
     HolderId b = HolderId.generate();
     long t1 = store.acquireOrRenew(name, a, TTL).orElseThrow().token();
     deleteRow("leases", name);
-    assertThat(store.token(name)).isEmpty();
-    assertThat(store.inspect(name)).isEqualTo(new LeaseState.Free(name, 0));
+    long bound = store.token(name).orElseThrow(() -> new AssertionError("token(name) is empty"
+        + " after the delete, though " + t1 + " was issued"));
+    assertThat(bound).isGreaterThanOrEqualTo(t1);
+    LeaseState state = store.inspect(name);
+    assertThat(state).isInstanceOf(LeaseState.Free.class);
+    assertThat(state.lastToken()).isGreaterThanOrEqualTo(t1);
     long t2 = store.acquireOrRenew(name, b, TTL).orElseThrow().token();
-    assertThat(t2).isGreaterThan(t1);
+    assertThat(t2).isGreaterThan(bound).isGreaterThan(state.lastToken());
     assertThat(store.release(name, b)).isTrue();
     deleteRow("leases", name);
     long t3 = store.acquireOrRenew(name, b, TTL).orElseThrow().token();
@@ -347,6 +354,33 @@ class PostgresLeaseStoreTest {
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> JdbcFence.builder(new PGSimpleDataSource()).table(table + ";"))
         .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void malformedUtf16TableAndSchemaNamesAreRefused() {
+    PostgresLeaseStore.Builder builder = PostgresLeaseStore.builder(new PGSimpleDataSource());
+    for (String table : List.of("c\uD800x", "c\uDC00x.leases", "leases_schema.c\uD800x")) {
+      assertThatThrownBy(() -> builder.table(table))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("lease table")
+          .hasMessageContaining("UTF-16");
+      assertThatThrownBy(() -> PostgresLeaseStore.schemaSql(table))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+    }
+  }
+
+  /** Lease names are checked by lease-api: "c\uD800x" is refused, "c?x" is a lease of its own. */
+  @Test
+  void malformedUtf16LeaseNamesAreRefusedAndTheirQuestionMarkTwinIsItsOwnLease() {
+    PostgresLeaseStore store = store(pool(2));
+    String suffix = UUID.randomUUID().toString();
+    HolderId a = HolderId.generate();
+    assertThatThrownBy(() -> store.acquireOrRenew("c\uD800x" + suffix, a, TTL))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+    assertThatThrownBy(() -> store.inspect("c\uD800x" + suffix))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-16");
+    LeaseGrant g = store.acquireOrRenew("c?x" + suffix, a, TTL).orElseThrow();
+    assertThat(((LeaseState.Held) store.inspect("c?x" + suffix)).lastToken()).isEqualTo(g.token());
   }
 
   @Test
@@ -577,7 +611,7 @@ class PostgresLeaseStoreTest {
     assertThat(pool.isClosed()).isFalse();
     assertThatThrownBy(() -> store.inspect("x")).isInstanceOf(LeaseStoreClosedException.class);
     PostgresLeaseStore again = store(pool);
-    assertThat(again.token(name())).isEqualTo(OptionalLong.empty());
+    assertThat(again.inspect(name())).isInstanceOf(LeaseState.Free.class);
   }
 
   @Test
@@ -591,6 +625,18 @@ class PostgresLeaseStoreTest {
         .hasMessageContaining("table");
     assertThatThrownBy(() -> PostgresLeaseStore.builder(null))
         .isInstanceOf(NullPointerException.class).hasMessageContaining("dataSource");
+  }
+
+  private static int rows(String table, String name) throws SQLException {
+    try (Connection c = PostgresServers.connect();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT count(*) FROM " + table + " WHERE name = ?")) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
   }
 
   private static void deleteRow(String table, String name) throws SQLException {

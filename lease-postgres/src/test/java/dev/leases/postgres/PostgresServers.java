@@ -81,6 +81,18 @@ public final class PostgresServers {
     return DriverManager.getConnection(url());
   }
 
+  /** Runs {@code sql} (one or more statements) on a plain connection to the shared server. */
+  public static void exec(String sql) throws SQLException {
+    try (Connection c = connect(); java.sql.Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  /** A table name of its own for one test, so that its DDL or channel disturbs no other test. */
+  public static String freshTable() {
+    return "t_" + java.util.UUID.randomUUID().toString().replace("-", "").substring(0, 20);
+  }
+
   /** An embedded server, as the local launcher starts it. */
   static final class EmbeddedLauncher implements ServerSpec.Launcher {
     @Override

@@ -1,0 +1,141 @@
+package dev.leases.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.leases.HolderId;
+import dev.leases.LeaseStoreUnavailableException;
+import dev.leases.tck.servers.TcpProxy;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Every call the library makes is bounded, also on connections it does not own: a {@link TcpProxy}
+ * in stall mode between the driver and the server keeps the connection open and moves no bytes, as
+ * a silent network partition does. "Within its bound" is checked against a generous limit that
+ * separates failing on our timeouts (about a second here) from hanging.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PostgresStalledConnectionTest {
+
+  private static final Duration CALL_TIMEOUT = Duration.ofMillis(500);
+  private static final Duration HANG = Duration.ofSeconds(30);
+  private static final Duration TTL = Duration.ofSeconds(5);
+
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private TcpProxy proxy;
+  private String proxiedUrl;
+
+  @BeforeEach
+  void startProxy() throws Exception {
+    String url = PostgresServers.url(); // jdbc:postgresql://127.0.0.1:<port>/postgres?user=...
+    int port = Integer.parseInt(url.replaceFirst("^jdbc:postgresql://[^:/]+:(\\d+)/.*$", "$1"));
+    proxy = closeLater(new TcpProxy(port));
+    proxiedUrl = url.replaceFirst(":" + port + "/", ":" + proxy.port() + "/");
+  }
+
+  @AfterEach
+  void closeAll() throws Exception {
+    proxy.forward();
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+  }
+
+  private <T extends AutoCloseable> T closeLater(T c) {
+    closeables.add(c);
+    return c;
+  }
+
+  @Test
+  void acquireOnAStalledCallerConnectionThrowsWithinItsBound() throws Exception {
+    HikariDataSource direct = closeLater(PostgresServers.pool(2));
+    PostgresLeaseStore store = closeLater(PostgresLeaseStore.builder(direct)
+        .callTimeout(CALL_TIMEOUT).build());
+    String name = "stall-" + UUID.randomUUID();
+    store.inspect(name); // creates the table on the direct pool
+    Connection caller = closeLater(DriverManager.getConnection(proxiedUrl));
+    caller.setAutoCommit(false);
+    try (Statement s = caller.createStatement()) {
+      s.execute("SELECT 1"); // the session is up before the stall
+    }
+    proxy.stall();
+    assertTimeoutPreemptively(HANG, () ->
+        assertThatThrownBy(() -> store.acquireOrRenew(caller, name, HolderId.generate(), TTL))
+            .isInstanceOf(LeaseStoreUnavailableException.class));
+  }
+
+  @Test
+  void aFencedWritesCommitOnAStalledConnectionFailsWithinItsBound() throws Exception {
+    HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
+    String table = PostgresServers.freshTable();
+    JdbcFence fence = JdbcFence.builder(proxied).table(table).callTimeout(CALL_TIMEOUT).build();
+    String resource = "stall-" + UUID.randomUUID();
+    try {
+      fence.highestToken(resource); // creates the table while the proxy forwards
+      assertTimeoutPreemptively(HANG, () ->
+          assertThatThrownBy(() -> fence.write(resource, 1, c -> {
+            proxy.stall(); // the work is done; the commit is the fence's to bound
+            return 1;
+          }))
+              .isInstanceOf(LeaseStoreUnavailableException.class)
+              .hasMessageContaining("the commit")
+              .hasMessageContaining("outcome is unknown"));
+    } finally {
+      proxy.forward();
+      PostgresServers.exec("DROP TABLE IF EXISTS " + table);
+    }
+  }
+
+  /** The LISTEN connection stalls while it logs in: closing the store must still end its thread. */
+  @Test
+  void closingAStoreWhoseListenConnectionStallsWhileConnectingEndsItsThread() throws Exception {
+    closingAStoreWithAStalledListenConnectionEndsItsThread(true);
+  }
+
+  /** The LISTEN connection stalls once it listens: closing the store must end its thread. */
+  @Test
+  void closingAStoreWhoseListenConnectionStallsWhileListeningEndsItsThread() throws Exception {
+    closingAStoreWithAStalledListenConnectionEndsItsThread(false);
+  }
+
+  private void closingAStoreWithAStalledListenConnectionEndsItsThread(boolean stallFirst)
+      throws Exception {
+    HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
+    // a channel of its own, so that the thread's name is this store's
+    String table = PostgresServers.freshTable();
+    PostgresLeaseStore store = PostgresLeaseStore.builder(proxied).table(table)
+        .callTimeout(CALL_TIMEOUT).build();
+    String threadName = "leases-postgres-listen-" + table + "_released";
+    if (stallFirst) {
+      proxy.stall();
+    }
+    store.onRelease("x", () -> {}); // starts the LISTEN thread; waits at most the call timeout
+    assertThat(listenThreads(threadName)).as("the LISTEN thread runs").hasSize(1);
+    proxy.stall();
+    assertTimeoutPreemptively(HANG, store::close);
+    assertThat(listenThreads(threadName)).as("LISTEN threads left after close").isEmpty();
+  }
+
+  private static List<Thread> listenThreads(String name) {
+    List<Thread> out = new ArrayList<>();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().equals(name) && t.isAlive()) {
+        out.add(t);
+      }
+    }
+    return out;
+  }
+}
