@@ -83,6 +83,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   private final JdbcFence fence;
   private final SchemaCreator schema;
   private volatile boolean fenceReady;
+  private final Runnable beforeCommit;
   private final String completionSql;
   private final String insertSql;
   private final String finishSql;
@@ -93,6 +94,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     this.dataSource = b.dataSource;
     this.names = b.names;
     this.callTimeout = b.callTimeout;
+    this.beforeCommit = b.beforeCommit;
     this.fence = JdbcFence.builder(dataSource).table(b.fenceTable).callTimeout(callTimeout)
         .createTable(b.createTable).build();
     List<String> ddl = ddl(names);
@@ -208,6 +210,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
           throw new LeaseException(what + ": the attempt is no longer STARTED in run table "
               + names + " (was it finished by hand?); rolled back");
         }
+        beforeCommit.run();
         c.commit();
         endTransaction(c, networkTimeout);
         return completed.get();
@@ -431,9 +434,16 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     private String fenceTable = JdbcFence.DEFAULT_TABLE;
     private Duration callTimeout = PostgresLeaseStore.DEFAULT_CALL_TIMEOUT;
     private boolean createTable = true;
+    private Runnable beforeCommit = () -> {};
 
     private Builder(DataSource dataSource) {
       this.dataSource = dataSource;
+    }
+
+    /** For tests: runs between the final check and the commit of a completion. */
+    Builder beforeCommit(Runnable hook) {
+      this.beforeCommit = Objects.requireNonNull(hook);
+      return this;
     }
 
     /**

@@ -199,6 +199,39 @@ class JdbcRunLedgerTest {
   }
 
   @Test
+  void aRunnerPausedInsideItsFinalCheckIsCutOffSoASuccessorCanBegin() throws Exception {
+    String job = job();
+    java.util.concurrent.CountDownLatch paused = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
+    JdbcRunLedger pausing = JdbcRunLedger.builder(pool).callTimeout(Duration.ofMillis(800))
+        .beforeCommit(() -> {
+          paused.countDown(); // the fence row is locked by this transaction now
+          try {
+            resume.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }).build();
+    RunRecord old = pausing.begin(job, "r", 5, HolderId.generate());
+    java.util.concurrent.CompletableFuture<RunRecord> oldCompletion =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> pausing.complete(old, c -> insert(c, job, 5)));
+    assertThat(paused.await(30, TimeUnit.SECONDS)).isTrue();
+
+    // the successor's begin waits for the fence row; the server ends the paused session
+    RunRecord successor = JdbcRunLedger.builder(pool).callTimeout(Duration.ofSeconds(20)).build()
+        .begin(job, "r", 6, HolderId.generate());
+    assertThat(successor.status()).isEqualTo(RunRecord.Status.STARTED);
+    resume.countDown();
+    assertThatThrownBy(oldCompletion::join)
+        .hasCauseInstanceOf(LeaseStoreUnavailableException.class);
+    assertThat(effectTokens(pool, job, "r")).as("the paused runner's writes").isEmpty();
+    assertThat(ledger.complete(successor, c -> insert(c, job, 6)).status())
+        .isEqualTo(RunRecord.Status.COMPLETED);
+    assertThat(effectTokens(pool, job, "r")).containsExactly(6L);
+  }
+
+  @Test
   void connectionsAtSerializableAreForcedToReadCommitted() throws Exception {
     String job = job();
     try (HikariDataSource serializable = PostgresServers.pool(PostgresServers.url(), 3,
