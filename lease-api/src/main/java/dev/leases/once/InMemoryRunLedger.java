@@ -82,9 +82,7 @@ public final class InMemoryRunLedger implements RunLedger<Void> {
   public synchronized RunRecord fail(RunRecord attempt, String failure) {
     requireStarted(attempt);
     Objects.requireNonNull(failure, "failure must not be null");
-    String cut = failure.length() <= RunRecord.MAX_FAILURE_LENGTH ? failure
-        : failure.substring(0, RunRecord.MAX_FAILURE_LENGTH);
-    return replace(attempt, RunRecord.Status.FAILED, cut);
+    return replace(attempt, RunRecord.Status.FAILED, RunRecord.failureText(failure));
   }
 
   @Override

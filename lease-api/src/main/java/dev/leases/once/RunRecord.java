@@ -56,10 +56,14 @@ public record RunRecord(String job, String run, long attempt, long token, Holder
 
   /** A one-line description of {@code failure} that fits a ledger: class, message, cut short. */
   public static String describe(Throwable failure) {
-    String text = failure.getClass().getName()
-        + (failure.getMessage() == null ? "" : ": " + failure.getMessage());
-    text = text.replace('\0', '?');
-    return text.length() <= MAX_FAILURE_LENGTH ? text
-        : text.substring(0, MAX_FAILURE_LENGTH - 3) + "...";
+    return failureText(failure.getClass().getName()
+        + (failure.getMessage() == null ? "" : ": " + failure.getMessage()));
+  }
+
+  /** {@code text} as a ledger keeps it: NUL (which PostgreSQL text refuses) as {@code ?}, cut short. */
+  public static String failureText(String text) {
+    String clean = text.replace('\0', '?');
+    return clean.length() <= MAX_FAILURE_LENGTH ? clean
+        : clean.substring(0, MAX_FAILURE_LENGTH - 3) + "...";
   }
 }

@@ -164,27 +164,15 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     RunKeys.check(job, run);
     Objects.requireNonNull(holder, "holder must not be null");
     String what = "beginning run '" + run + "' of job '" + job + "' with token " + token;
-    ensureSchema();
-    Connection c = connect(what);
     try {
-      int networkTimeout = c.getNetworkTimeout();
-      openTransaction(c);
-      try {
+      return transaction(what, (c, networkTimeout) -> {
         fence.write(c, RunKeys.leaseName(job), token, x -> null);
         Optional<RunRecord> done = completion(c, job, run);
-        RunRecord result = done.isPresent() ? done.get() : insertStarted(c, job, run, token, holder);
-        c.commit();
-        endTransaction(c, networkTimeout);
-        return result;
-      } catch (SQLException | RuntimeException e) {
-        rollbackQuietly(c, e);
-        throw e;
-      }
+        return done.isPresent() ? done.get() : insertStarted(c, job, run, token, holder);
+      });
     } catch (SQLException e) {
       throw Jdbc.unavailable(what + " (run table " + names + ")", e,
           "if the commit failed, the outcome is unknown; otherwise nothing was recorded");
-    } finally {
-      close(c);
     }
   }
 
@@ -194,12 +182,8 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     Objects.requireNonNull(work, "work must not be null");
     String what = "completing attempt " + attempt.attempt() + " of run '" + attempt.run()
         + "' of job '" + attempt.job() + "' with token " + attempt.token();
-    ensureSchema();
-    Connection c = connect(what);
     try {
-      int networkTimeout = c.getNetworkTimeout();
-      openTransaction(c);
-      try {
+      return transaction(what, (c, networkTimeout) -> {
         c.setNetworkTimeout(Jdbc.DIRECT, networkTimeout); // the work is not ours to bound
         work.accept(c);
         c.setNetworkTimeout(Jdbc.DIRECT, socketTimeoutMillis());
@@ -211,25 +195,15 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
               + names + " (was it finished by hand?); rolled back");
         }
         beforeCommit.run();
-        c.commit();
-        endTransaction(c, networkTimeout);
         return completed.get();
-      } catch (SQLException e) {
-        rollbackQuietly(c, e);
-        if ("23505".equals(e.getSQLState())) { // another attempt completed (job, run) first
-          return completion(attempt.job(), attempt.run()).orElseThrow(() -> Jdbc.unavailable(
-              what + ": unique violation, yet no completion is visible", e, "rolled back"));
-        }
-        throw e;
-      } catch (RuntimeException | Error e) {
-        rollbackQuietly(c, e);
-        throw e;
-      }
+      });
     } catch (SQLException e) {
+      if ("23505".equals(e.getSQLState())) { // another attempt completed (job, run) first
+        return completion(attempt.job(), attempt.run()).orElseThrow(() -> Jdbc.unavailable(
+            what + ": unique violation, yet no completion is visible", e, "rolled back"));
+      }
       throw Jdbc.unavailable(what + " (run table " + names + ")", e,
           "if the commit failed, the outcome is unknown; otherwise the work was rolled back");
-    } finally {
-      close(c);
     }
   }
 
@@ -237,9 +211,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   public RunRecord fail(RunRecord attempt, String failure) {
     requireStarted(attempt);
     Objects.requireNonNull(failure, "failure must not be null");
-    String text = failure.replace('\0', '?');
-    String cut = text.length() <= RunRecord.MAX_FAILURE_LENGTH ? text
-        : text.substring(0, RunRecord.MAX_FAILURE_LENGTH);
+    String cut = RunRecord.failureText(failure);
     return autocommit("recording the failure of attempt " + attempt.attempt() + " of job '"
         + attempt.job() + "'", c -> {
           Optional<RunRecord> failed = finish(c, attempt, RunRecord.Status.FAILED, cut);
@@ -274,6 +246,35 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     });
   }
 
+  private interface InTransaction<R> {
+    R run(Connection c, int networkTimeout) throws SQLException;
+  }
+
+  /**
+   * Runs {@code body} in a new READ COMMITTED transaction and commits it; rolls back on any
+   * failure and rethrows it ({@code networkTimeout} is the connection's own, to restore).
+   */
+  private <R> R transaction(String what, InTransaction<R> body) throws SQLException {
+    ensureSchema();
+    Connection c = connect(what);
+    try {
+      int networkTimeout = c.getNetworkTimeout();
+      Jdbc.prepare(c, false, callTimeout);
+      c.setAutoCommit(false);
+      try {
+        R result = body.run(c, networkTimeout);
+        c.commit();
+        endTransaction(c, networkTimeout);
+        return result;
+      } catch (SQLException | RuntimeException | Error e) {
+        rollbackQuietly(c, e);
+        throw e;
+      }
+    } finally {
+      close(c);
+    }
+  }
+
   private interface Statements<R> {
     R run(Connection c) throws SQLException;
   }
@@ -300,12 +301,6 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     } catch (SQLException e) {
       throw Jdbc.unavailable(what + ": getting a connection", e, "nothing was done");
     }
-  }
-
-  /** READ COMMITTED, bounded, autocommit off; a paused runner is cut off while it holds locks. */
-  private void openTransaction(Connection c) throws SQLException {
-    Jdbc.prepare(c, false, callTimeout);
-    c.setAutoCommit(false);
   }
 
   /**
