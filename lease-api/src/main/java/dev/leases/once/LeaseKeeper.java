@@ -1,0 +1,241 @@
+package dev.leases.once;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseStore;
+import dev.leases.LeaseStoreUnavailableException;
+import dev.leases.time.LeaseClock;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The store calls of one {@link ExactlyOnce}, each bounded by the call timeout, and the background
+ * renewal of the leases its runs hold.
+ *
+ * <p>Threads: one daemon scheduler ticks every held lease's renewal (every {@code ttl/3}) and times
+ * calls out; store calls run on a small daemon pool of at most {@link #MAX_CALLS} threads with no
+ * queue. A call that times out is interrupted and abandoned; while {@link #MAX_CALLS} abandoned
+ * calls still hang, a new call is refused at once (a renewal refused so counts as failed), so hung
+ * calls cannot pile up.
+ */
+final class LeaseKeeper implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+  static final int MAX_CALLS = 4;
+
+  private final LeaseStore store;
+  private final LeaseClock clock;
+  private final Duration ttl;
+  private final Duration renewInterval;
+  private final Duration margin;
+  private final Duration callTimeout;
+  private final ScheduledExecutorService scheduler;
+  private final ThreadPoolExecutor calls;
+
+  LeaseKeeper(LeaseStore store, LeaseClock clock, Duration ttl, Duration renewInterval,
+      Duration margin, Duration callTimeout) {
+    this.store = store;
+    this.clock = clock;
+    this.ttl = ttl;
+    this.renewInterval = renewInterval;
+    this.margin = margin;
+    this.callTimeout = callTimeout;
+    AtomicInteger n = new AtomicInteger();
+    ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(1, r -> daemon(r,
+        "leases-once-renewal"));
+    s.setRemoveOnCancelPolicy(true);
+    this.scheduler = s;
+    this.calls = new ThreadPoolExecutor(0, MAX_CALLS, 30, TimeUnit.SECONDS,
+        new SynchronousQueue<>(), r -> daemon(r, "leases-once-call-" + n.incrementAndGet()));
+  }
+
+  private static Thread daemon(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
+  }
+
+  /** Runs {@code call} on the call pool and waits at most {@code timeout} for it. */
+  <R> R call(Callable<R> call, Duration timeout) {
+    Future<R> future;
+    try {
+      future = calls.submit(call);
+    } catch (RejectedExecutionException e) {
+      throw new LeaseStoreUnavailableException(MAX_CALLS + " earlier lease store calls are still"
+          + " hanging past their timeout; not sending another; outcome: nothing sent", e);
+    }
+    try {
+      return future.get(Math.max(1, timeout.toNanos()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      future.cancel(true);
+      throw new LeaseStoreUnavailableException(
+          "the lease store did not answer within " + timeout + "; outcome unknown", e);
+    } catch (InterruptedException e) {
+      future.cancel(true);
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreUnavailableException("interrupted waiting for the lease store; outcome"
+          + " unknown", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw new LeaseStoreUnavailableException("the lease store call failed; outcome unknown",
+          cause);
+    }
+  }
+
+  /** {@link #call} with the configured call timeout. */
+  <R> R call(Callable<R> call) {
+    return call(call, callTimeout);
+  }
+
+  /**
+   * One bounded acquire-or-renew, timed from its send; empty when another holder has the lease.
+   */
+  Optional<Held> acquire(String lease, HolderId holder) {
+    long sendMono = clock.monotonicNanos();
+    long sendWall = clock.wallMillis();
+    Optional<LeaseGrant> grant = call(() -> store.acquireOrRenew(lease, holder, ttl));
+    return grant.map(g -> new Held(g, sendMono, sendWall));
+  }
+
+  /**
+   * A lease this keeper renews in the background until {@link #close()}: every renewal is bounded
+   * by the call timeout and by the time left before the local deadline. A renewal that fails, is
+   * refused, or comes back with another token (the tenure lapsed in between) ends the holding for
+   * good and stops renewing.
+   */
+  final class Held implements AutoCloseable {
+    private final LeaseGrant grant;
+    private volatile long monoDeadline;
+    private volatile long wallDeadline;
+    private volatile boolean lost;
+    private volatile boolean closed;
+    private ScheduledFuture<?> next; // guarded by this
+
+    private Held(LeaseGrant grant, long sendMono, long sendWall) {
+      this.grant = grant;
+      extend(grant, sendMono, sendWall);
+    }
+
+    LeaseGrant grant() {
+      return grant;
+    }
+
+    /** Starts renewing in the background. */
+    Held start() {
+      schedule();
+      return this;
+    }
+
+    boolean isHeld() {
+      return !lost && clock.monotonicNanos() - monoDeadline < 0
+          && clock.wallMillis() < wallDeadline;
+    }
+
+    private void extend(LeaseGrant g, long sendMono, long sendWall) {
+      monoDeadline = sendMono + g.ttl().toNanos() - margin.toNanos();
+      wallDeadline = sendWall + g.ttl().toMillis() - margin.toMillis();
+    }
+
+    private synchronized void schedule() {
+      if (closed || lost) {
+        return;
+      }
+      try {
+        next = scheduler.schedule(this::renew, renewInterval.toNanos(), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        lose("the runner was closed");
+      }
+    }
+
+    private void renew() {
+      if (closed || lost) {
+        return;
+      }
+      long sendMono = clock.monotonicNanos();
+      long sendWall = clock.wallMillis();
+      long left = monoDeadline - sendMono;
+      if (left <= 0 || sendWall >= wallDeadline) {
+        lose("the local deadline passed before a renewal could be sent");
+        return;
+      }
+      Duration timeout = Duration.ofNanos(Math.min(left, callTimeout.toNanos()));
+      CompletableFuture<Optional<LeaseGrant>> answer = new CompletableFuture<>();
+      Future<?> sent;
+      try {
+        sent = calls.submit(() -> {
+          try {
+            answer.complete(store.acquireOrRenew(grant.name(), grant.holder(), ttl));
+          } catch (Throwable t) {
+            answer.completeExceptionally(t);
+          }
+        });
+      } catch (RejectedExecutionException e) {
+        lose("earlier lease store calls are still hanging; renewal not sent");
+        return;
+      }
+      ScheduledFuture<?> timer = scheduler.schedule(() -> {
+        if (answer.completeExceptionally(new TimeoutException())) {
+          sent.cancel(true);
+        }
+      }, timeout.toNanos(), TimeUnit.NANOSECONDS);
+      answer.whenComplete((result, error) -> {
+        timer.cancel(false);
+        if (error != null) {
+          lose("renewal failed or timed out after " + timeout + " (unknown is no): " + error);
+        } else if (result.isEmpty()) {
+          lose("renewal refused: another holder has the lease");
+        } else if (result.get().token() != grant.token()) {
+          lose("renewal came back with token " + result.get().token() + ": the tenure under "
+              + grant.token() + " lapsed");
+        } else {
+          extend(result.get(), sendMono, sendWall);
+          schedule();
+        }
+      });
+    }
+
+    private void lose(String why) {
+      if (!lost && !closed) {
+        log.warn("lease '{}' (token {}): no longer held: {}", grant.name(), grant.token(), why);
+      }
+      lost = true;
+    }
+
+    /** Stops renewing (it does not release the lease). */
+    @Override
+    public synchronized void close() {
+      closed = true;
+      if (next != null) {
+        next.cancel(false);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    scheduler.shutdownNow();
+    calls.shutdownNow();
+  }
+}
