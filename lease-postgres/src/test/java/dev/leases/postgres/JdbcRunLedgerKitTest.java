@@ -1,0 +1,90 @@
+package dev.leases.postgres;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.leases.HolderId;
+import dev.leases.LeaseStore;
+import dev.leases.once.RunLedger;
+import dev.leases.once.RunLedgerFactory;
+import dev.leases.once.RunRecord;
+import dev.leases.tck.once.LedgerRecipe;
+import dev.leases.tck.once.RunLedgerTck;
+import dev.leases.tck.process.StoreRecipe;
+import java.sql.Connection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * The run-ledger kit on {@link JdbcRunLedger} and the PostgreSQL lease store. The transactional
+ * effect (one business row per run, none from a killed or fenced runner) is proven on top of this
+ * by {@link ExactlyOnceProcessTest}.
+ */
+class JdbcRunLedgerKitTest extends RunLedgerTck {
+
+  /** Opens a {@link JdbcRunLedger} on its own small pool; closing it closes the pool. */
+  public static final class Factory implements RunLedgerFactory {
+    @Override
+    public RunLedger<Connection> open(Map<String, String> settings) {
+      HikariDataSource pool = PostgresServers.pool(settings.get("url"), 2, c -> {});
+      return new Owning(JdbcRunLedger.builder(pool).build(), pool);
+    }
+  }
+
+  private record Owning(JdbcRunLedger ledger, HikariDataSource pool)
+      implements RunLedger<Connection>, AutoCloseable {
+    @Override
+    public Optional<RunRecord> completion(String job, String run) {
+      return ledger.completion(job, run);
+    }
+
+    @Override
+    public RunRecord begin(String job, String run, long token, HolderId holder) {
+      return ledger.begin(job, run, token, holder);
+    }
+
+    @Override
+    public RunRecord complete(RunRecord attempt, Consumer<Connection> work) {
+      return ledger.complete(attempt, work);
+    }
+
+    @Override
+    public RunRecord fail(RunRecord attempt, String failure) {
+      return ledger.fail(attempt, failure);
+    }
+
+    @Override
+    public List<RunRecord> history(String job, int limit) {
+      return ledger.history(job, limit);
+    }
+
+    @Override
+    public void close() {
+      pool.close();
+    }
+  }
+
+  private static Map<String, String> storeSettings() {
+    return Map.of(PostgresLeaseStoreFactory.JDBC_URL, PostgresServers.url());
+  }
+
+  @Override
+  protected LeaseStore newStore() {
+    return new PostgresLeaseStoreFactory().open(storeSettings());
+  }
+
+  @Override
+  protected StoreRecipe storeRecipe() {
+    return new StoreRecipe(PostgresLeaseStoreFactory.class, storeSettings());
+  }
+
+  @Override
+  protected RunLedger<?> newLedger() {
+    return new Factory().open(Map.of("url", PostgresServers.url()));
+  }
+
+  @Override
+  protected LedgerRecipe ledgerRecipe() {
+    return new LedgerRecipe(Factory.class, Map.of("url", PostgresServers.url()));
+  }
+}

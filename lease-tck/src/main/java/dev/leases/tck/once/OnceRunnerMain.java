@@ -1,0 +1,91 @@
+package dev.leases.tck.once;
+
+import dev.leases.FencedOutException;
+import dev.leases.LeaseStore;
+import dev.leases.once.ExactlyOnce;
+import dev.leases.once.RunFailedException;
+import dev.leases.once.RunLedger;
+import dev.leases.once.RunOutcome;
+import dev.leases.tck.process.ChildArgs;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * A separate JVM that fires exactly-once runs when its parent says so, for {@link RunLedgerTck}.
+ * Arguments ({@link ChildArgs}): the store recipe, a {@link LedgerRecipe} as options, and
+ * {@code --job=J --ttl-ms=N --work-ms=N}. It prints {@code READY holder}, then for each
+ * {@code FIRE run}: {@code WORKING run token} when the work starts and {@code OUTCOME run KIND ...}
+ * at the end, KIND one of COMPLETED ({@code token held-throughout}), ALREADY_COMPLETED,
+ * RUNNING_ELSEWHERE, FENCED ({@code presented highest}), FAILED, ERROR. The work lasts
+ * {@code work-ms} and watches that its lease stays held.
+ */
+public final class OnceRunnerMain {
+
+  private OnceRunnerMain() {}
+
+  public static void main(String[] args) throws Exception {
+    ChildArgs parsed = ChildArgs.parse(args);
+    String job = parsed.require("job");
+    Duration ttl = Duration.ofMillis(parsed.requireLong("ttl-ms"));
+    long workMs = parsed.requireLong("work-ms");
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    RunLedger<?> ledger = LedgerRecipe.fromOptions(parsed.options()).open();
+    try (LeaseStore store = parsed.recipe().open();
+        ExactlyOnce<?> once = ExactlyOnce.builder(store, ledger).ttl(ttl).build()) {
+      out.println("READY " + once.holder());
+      BufferedReader in = new BufferedReader(
+          new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      String line;
+      while ((line = in.readLine()) != null) {
+        if (!line.startsWith("FIRE ")) {
+          out.println("ERROR unknown command " + line);
+          continue;
+        }
+        String run = line.substring(5).trim();
+        out.println("OUTCOME " + run + " " + fire(once, job, run, workMs, out));
+      }
+    } finally {
+      if (ledger instanceof AutoCloseable c) {
+        c.close();
+      }
+    }
+  }
+
+  private static <T> String fire(ExactlyOnce<T> once, String job, String run, long workMs,
+      PrintStream out) {
+    boolean[] heldThroughout = {true};
+    try {
+      RunOutcome outcome = once.run(job, run, (resource, ctx) -> {
+        out.println("WORKING " + run + " " + ctx.token());
+        long end = System.nanoTime() + workMs * 1_000_000L;
+        while (System.nanoTime() - end < 0) {
+          heldThroughout[0] &= ctx.isHeld();
+          Thread.sleep(20);
+        }
+        heldThroughout[0] &= ctx.isHeld();
+      });
+      return describe(outcome, heldThroughout[0]);
+    } catch (FencedOutException e) {
+      return "FENCED " + e.presentedToken() + " " + e.highestToken();
+    } catch (RunFailedException e) {
+      return "FAILED " + e.getCause();
+    } catch (RuntimeException e) {
+      return "ERROR " + e.toString().replace('\n', ' ');
+    }
+  }
+
+  /** The OUTCOME line's text for {@code outcome}. */
+  static String describe(RunOutcome outcome, boolean heldThroughout) {
+    if (outcome instanceof RunOutcome.Completed done) {
+      return "COMPLETED " + done.token() + " " + heldThroughout;
+    }
+    if (outcome instanceof RunOutcome.AlreadyCompleted done) {
+      return "ALREADY_COMPLETED " + done.record().holder();
+    }
+    RunOutcome.RunningElsewhere elsewhere = (RunOutcome.RunningElsewhere) outcome;
+    return "RUNNING_ELSEWHERE " + elsewhere.holder().map(Object::toString).orElse("?");
+  }
+}
