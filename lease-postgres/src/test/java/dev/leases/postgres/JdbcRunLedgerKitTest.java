@@ -1,12 +1,16 @@
 package dev.leases.postgres;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.HolderId;
 import dev.leases.LeaseStore;
 import dev.leases.once.RunLedger;
 import dev.leases.once.RunLedgerFactory;
+import dev.leases.once.RunContext;
 import dev.leases.once.RunRecord;
 import dev.leases.tck.once.LedgerRecipe;
+import dev.leases.tck.once.OnceEffect;
 import dev.leases.tck.once.RunLedgerTck;
 import dev.leases.tck.process.StoreRecipe;
 import java.sql.Connection;
@@ -14,13 +18,53 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The run-ledger kit on {@link JdbcRunLedger} and the PostgreSQL lease store. The transactional
- * effect (one business row per run, none from a killed or fenced runner) is proven on top of this
- * by {@link ExactlyOnceProcessTest}.
+ * The run-ledger kit on {@link JdbcRunLedger} and the PostgreSQL lease store, with the
+ * transactional effect on top: every run inserts a business row in the work's transaction, and
+ * after each completed (job, run) exactly the completing attempt's row exists — none from runners
+ * killed mid-run, frozen and fenced out, or losing a race.
  */
 class JdbcRunLedgerKitTest extends RunLedgerTck {
+
+  private static HikariDataSource effects;
+
+  @BeforeAll
+  static void createEffectTable() throws Exception {
+    effects = PostgresServers.pool(2);
+    JdbcRunLedgerTest.createEffects(effects);
+    JdbcRunLedger.builder(effects).build().history("warm-up", 1); // tables before children race
+  }
+
+  @AfterAll
+  static void closeEffects() {
+    effects.close();
+  }
+
+  /** Inserts (job, run, token, holder) into the effect table on the run's connection. */
+  public static final class EffectRow implements OnceEffect {
+    @Override
+    public void apply(Object resource, RunContext ctx) throws Exception {
+      JdbcRunLedgerTest.insertEffect((Connection) resource, ctx.job(), ctx.run(), ctx.token(),
+          ctx.holder().value());
+    }
+  }
+
+  @Override
+  protected Optional<Class<? extends OnceEffect>> effect() {
+    return Optional.of(EffectRow.class);
+  }
+
+  @Override
+  protected void checkEffects(String job, String run, long token) throws Exception {
+    assertThat(JdbcRunLedgerTest.effectTokens(effects, job, run))
+        .as("business rows of (%s, %s): only the completed attempt's commit", job, run)
+        .containsExactly(token);
+    assertThat(JdbcRunLedgerTest.completedRows(effects, JdbcRunLedger.DEFAULT_TABLE, job, run))
+        .isOne();
+  }
 
   /** Opens a {@link JdbcRunLedger} on its own small pool; closing it closes the pool. */
   public static final class Factory implements RunLedgerFactory {

@@ -20,7 +20,8 @@ import java.time.Duration;
  * {@code FIRE run}: {@code WORKING run token} when the work starts and {@code OUTCOME run KIND ...}
  * at the end, KIND one of COMPLETED ({@code token held-throughout}), ALREADY_COMPLETED,
  * RUNNING_ELSEWHERE, FENCED ({@code presented highest}), FAILED, ERROR. The work lasts
- * {@code work-ms} and watches that its lease stays held.
+ * {@code work-ms} and watches that its lease stays held; with {@code --effect=CLASS} it first applies
+ * that {@link OnceEffect} through the ledger's resource.
  */
 public final class OnceRunnerMain {
 
@@ -31,6 +32,8 @@ public final class OnceRunnerMain {
     String job = parsed.require("job");
     Duration ttl = Duration.ofMillis(parsed.requireLong("ttl-ms"));
     long workMs = parsed.requireLong("work-ms");
+    String effectClass = parsed.options().get("effect");
+    OnceEffect effect = effectClass == null ? (resource, ctx) -> {} : OnceEffect.named(effectClass);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     RunLedger<?> ledger = LedgerRecipe.fromOptions(parsed.options()).open();
     try (LeaseStore store = parsed.recipe().open();
@@ -45,7 +48,7 @@ public final class OnceRunnerMain {
           continue;
         }
         String run = line.substring(5).trim();
-        out.println("OUTCOME " + run + " " + fire(once, job, run, workMs, out));
+        out.println("OUTCOME " + run + " " + fire(once, job, run, workMs, effect, out));
       }
     } finally {
       if (ledger instanceof AutoCloseable c) {
@@ -55,10 +58,11 @@ public final class OnceRunnerMain {
   }
 
   private static <T> String fire(ExactlyOnce<T> once, String job, String run, long workMs,
-      PrintStream out) {
+      OnceEffect effect, PrintStream out) {
     boolean[] heldThroughout = {true};
     try {
       RunOutcome outcome = once.run(job, run, (resource, ctx) -> {
+        effect.apply(resource, ctx);
         out.println("WORKING " + run + " " + ctx.token());
         long end = System.nanoTime() + workMs * 1_000_000L;
         while (System.nanoTime() - end < 0) {

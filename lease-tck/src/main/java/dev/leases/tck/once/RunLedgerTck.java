@@ -26,6 +26,7 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -52,8 +53,10 @@ import org.junit.jupiter.api.Timeout;
  * work that throws leaves the run to the next firing; an attempt whose token was superseded cannot
  * complete; a runner killed mid-run is replaced after its TTL; one frozen past its TTL is fenced
  * out when it resumes; a run many TTLs long keeps its lease; the history lists every attempt.
- * Whether the work's <em>effect</em> is exactly once depends on the ledger ({@link RunLedger}):
- * transactional ledgers add their own effect checks.
+ * Whether the work's <em>effect</em> is exactly once depends on the ledger ({@link RunLedger}): a
+ * transactional ledger names an {@link #effect()} that every run writes through its resource and
+ * checks in {@link #checkEffects} that exactly the completed run's write survived — also when the
+ * runner was killed or fenced out mid-run.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 public abstract class RunLedgerTck {
@@ -78,6 +81,22 @@ public abstract class RunLedgerTck {
 
   /** How a child JVM opens the same ledger. */
   protected abstract LedgerRecipe ledgerRecipe();
+
+  /**
+   * A business write every run makes through the ledger's resource, for ledgers whose completion
+   * commits together with the work; default none (key-value ledgers, whose work is not undone).
+   */
+  protected Optional<Class<? extends OnceEffect>> effect() {
+    return Optional.empty();
+  }
+
+  /**
+   * Called after each (job, run) the kit saw complete under {@code token}: a transactional ledger
+   * asserts that exactly that run's {@linkplain #effect() effect} exists (none from killed, failed
+   * or fenced attempts). The default checks nothing beyond the ledger's own records, which the kit
+   * always checks.
+   */
+  protected void checkEffects(String job, String run, long token) throws Exception {}
 
   /** The lease TTL of the scenarios: 1 s rounded to the store's granularity and minimum. */
   protected Duration testTtl() {
@@ -141,9 +160,12 @@ public abstract class RunLedgerTck {
     return once;
   }
 
-  private static <T> RunOutcome fireHere(ExactlyOnce<T> once, String job, String run,
-      List<String> ran) {
-    return once.run(job, run, (resource, ctx) -> ran.add(run + " " + ctx.token()));
+  private <T> RunOutcome fireHere(ExactlyOnce<T> once, String job, String run, List<String> ran) {
+    OnceEffect write = effect().map(c -> OnceEffect.named(c.getName())).orElse((r, ctx) -> {});
+    return once.run(job, run, (resource, ctx) -> {
+      write.apply(resource, ctx);
+      ran.add(run + " " + ctx.token());
+    });
   }
 
   // ---------------------------------------------------------------- in one JVM
@@ -284,6 +306,7 @@ public abstract class RunLedgerTck {
     options.put("job", job);
     options.put("ttl-ms", Long.toString(ttl().toMillis()));
     options.put("work-ms", Long.toString(workMs));
+    effect().ifPresent(c -> options.put("effect", c.getName()));
     List<String> args = ChildArgs.format(storeRecipe(), options);
     List<ChildJvm> started = new ArrayList<>();
     for (int i = 0; i < n; i++) {
@@ -335,7 +358,8 @@ public abstract class RunLedgerTck {
     return outcome.split(" ")[0];
   }
 
-  private Map<String, Integer> checkExactlyOnce(String job, String run, List<String> outcomes) {
+  private Map<String, Integer> checkExactlyOnce(String job, String run, List<String> outcomes)
+      throws Exception {
     Map<String, Integer> counts = new TreeMap<>();
     outcomes.forEach(o -> counts.merge(kind(o), 1, Integer::sum));
     assertThat(counts).as("exactly one process completes (%s, %s); outcomes %s", job, run, outcomes)
@@ -349,6 +373,7 @@ public abstract class RunLedgerTck {
     assertThat(ledger.history(job, RunKeys.MAX_HISTORY)).filteredOn(r -> r.run().equals(run))
         .filteredOn(r -> r.status() == RunRecord.Status.COMPLETED).as("completion records")
         .hasSize(1);
+    checkEffects(job, run, token);
     return counts;
   }
 
@@ -418,6 +443,7 @@ public abstract class RunLedgerTck {
     assertThat(ledger.history(job, 10)).extracting(RunRecord::status)
         .as("the completion, then the killed attempt left STARTED")
         .containsExactly(RunRecord.Status.COMPLETED, RunRecord.Status.STARTED);
+    checkEffects(job, "r", token);
   }
 
   @Test
@@ -441,6 +467,7 @@ public abstract class RunLedgerTck {
         .isEqualTo("FENCED " + frozenToken + " " + token);
     assertThat(ledger.history(job, 10)).extracting(RunRecord::status)
         .containsExactly(RunRecord.Status.COMPLETED, RunRecord.Status.FAILED);
+    checkEffects(job, "r", token);
   }
 
   @Test
@@ -466,5 +493,6 @@ public abstract class RunLedgerTck {
         .endsWith(" true");
     assertThat(granted).as("grants to a rival during the run").isZero();
     assertThat(tries).as("the rival tried throughout").isGreaterThan(10);
+    checkEffects(job, "r", Long.parseLong(outcome.split(" ")[1]));
   }
 }
