@@ -1,0 +1,12 @@
+package dev.leases.spring;
+
+import dev.leases.leader.LeaderLoop;
+
+/**
+ * Adjusts the builder of each configured leader loop before it is built (add listeners, a
+ * scheduler, a clock). Every bean of this type is applied, in {@code @Order}.
+ */
+@FunctionalInterface
+public interface LeaderLoopCustomizer {
+  void customize(String lease, LeaderLoop.Builder builder);
+}
