@@ -75,7 +75,9 @@ final class BrokenMemoryStore implements LeaseStore, BrokenStore.Backing {
     /** Validates the encoded key instead of the name the caller passed. */
     VALIDATES_KEY_NOT_NAME,
     /** Does not validate names at all (only null is refused). */
-    NO_NAME_VALIDATION
+    NO_NAME_VALIDATION,
+    /** A restart loses the token counter, so tokens start again at 1 (Redis without the clamp). */
+    RESTART_LOSES_COUNTER
   }
 
   private final Shared shared;
@@ -270,14 +272,18 @@ final class BrokenMemoryStore implements LeaseStore, BrokenStore.Backing {
   }
 
   /**
-   * Simulates a restart of a store that keeps nothing: leases and the token counter are lost, so
-   * tokens start again at 1. The kit has no restart hook, so nothing calls this during a kit run.
+   * Simulates a restart of a store that keeps no leases: they are lost, the token counter is kept
+   * (as a persisted sequence or a clamp to the server's clock would), unless
+   * {@link Bug#RESTART_LOSES_COUNTER}.
    */
-  void restart() {
+  @Override
+  public void restart() {
     synchronized (shared) {
       shared.entries.clear();
       shared.pastTenures.clear();
-      shared.counter = 0;
+      if (has(Bug.RESTART_LOSES_COUNTER)) {
+        shared.counter = 0;
+      }
     }
   }
 

@@ -117,6 +117,15 @@ class BrokenStoreKit extends LeaseStoreTck {
     return s;
   }
 
+  /**
+   * Proposed hook: restarts the store's server the way it restarts in production (a Redis without
+   * persistence comes back empty); clients reconnect. The kit's default would fail with
+   * instructions, like {@link #storePort()}.
+   */
+  protected void restartStore() {
+    backing.restart();
+  }
+
   private static LeaseGrant grant(java.util.Optional<LeaseGrant> g, String what) {
     return g.orElseThrow(() -> new AssertionError(what + ": expected a grant, got none"));
   }
@@ -188,6 +197,34 @@ class BrokenStoreKit extends LeaseStoreTck {
           .as("skew %s: remaining as measured by the store, whatever the caller's clock", skew)
           .isLessThanOrEqualTo(g.ttl().plusMillis(50));
     }
+  }
+
+  /**
+   * Proposed: tokens never go backwards across a restart of the store (invariant 3; Redis without
+   * persistence must clamp its counter to the server's clock), for the name it knew and for the
+   * store-wide bound.
+   */
+  @Test
+  void proposedTokensNeverGoBackwardsAcrossAStoreRestart() {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    Duration ttl = testTtl();
+    long last = 0;
+    for (int i = 0; i < 3; i++) {
+      last = grant(s.acquireOrRenew(name, a, ttl), "acquire " + i).token();
+      assertThat(s.release(name, a)).isTrue();
+    }
+    restartStore();
+    LeaseStore after = store();
+    await("the store answers after its restart").atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(100))
+        .ignoreExceptionsInstanceOf(dev.leases.LeaseStoreUnavailableException.class)
+        .until(() -> after.inspect(name) != null);
+    assertThat(after.token(name).orElse(0)).as("token(name) after a restart of the store: it must"
+        + " still fence every token issued before").isGreaterThanOrEqualTo(last);
+    LeaseGrant g = grant(after.acquireOrRenew(name, HolderId.generate(), ttl), "acquire after restart");
+    assertThat(g.token()).as("the first grant after a restart of the store").isGreaterThan(last);
   }
 
   /** Runs the kit only when the self-test names a broken store, and hands that store over. */
