@@ -61,6 +61,12 @@ class RedisRunLedgerTest {
     admin.close();
   }
 
+  /** A ledger whose connection goes through {@code proxy}, each call bounded by TIMEOUT. */
+  private static RedisRunLedger via(TcpProxy proxy) {
+    return RedisRunLedger.builder("redis://127.0.0.1:" + proxy.port()).commandTimeout(TIMEOUT)
+        .build();
+  }
+
   private static String job() {
     return "ledger-" + UUID.randomUUID();
   }
@@ -189,11 +195,8 @@ class RedisRunLedgerTest {
   @Test
   void aStalledServerFailsEveryCallWithinTheTimeoutAndTheLateScriptsChangeNothingTheyShouldNot()
       throws Exception {
-    String shared = RedisServers.sharedUri();
-    int port = Integer.parseInt(shared.substring(shared.lastIndexOf(':') + 1));
-    try (TcpProxy proxy = new TcpProxy(port);
-        RedisRunLedger stalled = RedisRunLedger.builder("redis://127.0.0.1:" + proxy.port())
-            .commandTimeout(TIMEOUT).build()) {
+    try (TcpProxy proxy = new TcpProxy(RedisServers.sharedPort());
+        RedisRunLedger stalled = via(proxy)) {
       everyOperationOnce(stalled); // every script is in the server's cache: no NOSCRIPT later
       String job = job();
       RunRecord attempt = stalled.begin(job, "r", 5, HolderId.generate());
@@ -242,11 +245,8 @@ class RedisRunLedgerTest {
 
   @Test
   void connectingToAStalledServerIsBoundedToo() throws Exception {
-    String shared = RedisServers.sharedUri();
-    int port = Integer.parseInt(shared.substring(shared.lastIndexOf(':') + 1));
-    try (TcpProxy proxy = new TcpProxy(port);
-        RedisRunLedger stalled = RedisRunLedger.builder("redis://127.0.0.1:" + proxy.port())
-            .commandTimeout(TIMEOUT).build()) {
+    try (TcpProxy proxy = new TcpProxy(RedisServers.sharedPort());
+        RedisRunLedger stalled = via(proxy)) {
       proxy.stall();
       long start = System.nanoTime();
       assertThatThrownBy(() -> stalled.completion(job(), "r"))
@@ -356,11 +356,8 @@ class RedisRunLedgerTest {
 
   @Test
   void badInputIsRefusedBeforeAnythingIsSent() throws Exception {
-    String shared = RedisServers.sharedUri();
-    int port = Integer.parseInt(shared.substring(shared.lastIndexOf(':') + 1));
-    try (TcpProxy proxy = new TcpProxy(port);
-        RedisRunLedger watched = RedisRunLedger.builder("redis://127.0.0.1:" + proxy.port())
-            .build()) {
+    try (TcpProxy proxy = new TcpProxy(RedisServers.sharedPort());
+        RedisRunLedger watched = via(proxy)) {
       HolderId h = HolderId.generate();
       RunRecord done = new RunRecord("j", "r", 1, 1, h, java.time.Instant.EPOCH,
           java.time.Instant.EPOCH, RunRecord.Status.COMPLETED, null);
