@@ -27,8 +27,7 @@ import java.util.function.UnaryOperator;
  * The catalogue of deliberately broken stores the kit must catch, each with the scenarios expected
  * to catch it. {@link #REFERENCE} is the unbroken reference store served the same way: it must pass
  * every scenario any broken store is checked with, so that a scenario failing for unrelated reasons
- * is never counted as a catch. Scenario names starting with {@code proposed} are not (yet) in
- * {@code LeaseStoreTck}: they live in {@link BrokenStoreKit}.
+ * is never counted as a catch.
  */
 enum BrokenStore {
 
@@ -171,12 +170,12 @@ enum BrokenStore {
       copy(Bug.RELEASE_IGNORES_EXPIRY)),
 
   RELEASE_HINTS_NEVER_DELIVERED("declares release hints but never delivers one",
-      List.of("proposedReleaseAndDeleteHintsReachAnotherClientsSubscriber",
+      List.of("releaseAndDeleteHintsReachAnotherClientsSubscriber",
           "followerTakesOverWithinOneSecondAfterCleanClose", "releaseFromAnotherJvmWakesAFollowerHere"),
       copy(Bug.NO_HINTS)),
 
   NO_HINT_AFTER_OUT_OF_BAND_DELETE("hints on release, none when the record is deleted out of band",
-      List.of("proposedReleaseAndDeleteHintsReachAnotherClientsSubscriber"), copy(Bug.NO_HINT_ON_DELETE)),
+      List.of("releaseAndDeleteHintsReachAnotherClientsSubscriber"), copy(Bug.NO_HINT_ON_DELETE)),
 
   CALLS_AFTER_CLOSE_ACCEPTED("close() does nothing; later calls succeed",
       List.of("closedStoreFailsLaterCallsAndLeavesNoNonDaemonThreads"),
@@ -262,7 +261,7 @@ enum BrokenStore {
       })),
 
   EXPIRY_BY_CALLERS_CLOCK("expiry judged by the calling client's wall clock", List.of(
-      "proposedStoreClientsWithClocksAnHourApartAgreeOnExpiry",
+      "storeClientsWithClocksAnHourApartAgreeOnExpiry",
       "clientClockSkewedByAnHourChangesNoOutcome"), copy(Bug.CALLERS_CLOCK)) {
     @Override
     List<String> survivesKit() {
@@ -271,7 +270,7 @@ enum BrokenStore {
   },
 
   TOKENS_BACKWARDS_ACROSS_RESTART("a restart loses the token counter (tokens start again at 1)",
-      List.of("proposedTokensNeverGoBackwardsAcrossAStoreRestart",
+      List.of("tokensNeverGoBackwardsAcrossAStoreRestart",
           "tokenNeverGoesBackwardsAfterOutOfBandDelete", "randomHistoryOfThreeHoldersKeepsTokensMonotonic"),
       copy(Bug.RESTART_LOSES_COUNTER)) {
     @Override
