@@ -4,6 +4,7 @@ import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreFactory;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -29,30 +30,41 @@ public final class ConsulLeaseStoreFactory implements LeaseStoreFactory {
 
   @Override
   public LeaseStore open(Map<String, String> settings) {
-    for (String key : settings.keySet()) {
-      if (!KNOWN.contains(key)) {
-        throw new IllegalArgumentException("unknown setting '" + key + "'; the Consul store knows "
-            + KNOWN);
-      }
-    }
+    requireKnown(settings, "store");
     ConsulLeaseStore.Builder b = ConsulLeaseStore.builder(LeaseStoreFactory.require(settings, URL));
     String prefix = settings.get(KEY_PREFIX);
     if (prefix != null) {
       b.keyPrefix(prefix);
     }
-    String timeout = settings.get(CALL_TIMEOUT_MS);
-    if (timeout != null) {
-      try {
-        b.callTimeout(Duration.ofMillis(Long.parseLong(timeout.trim())));
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("setting '" + CALL_TIMEOUT_MS + "' must be a whole"
-            + " number of milliseconds, was '" + timeout + "'", e);
-      }
-    }
+    callTimeout(settings).ifPresent(b::callTimeout);
     String token = settings.get(ACL_TOKEN);
     if (token != null) {
       b.aclToken(token);
     }
     return b.build();
+  }
+
+  /** Refuses settings other than {@link #URL}, {@link #KEY_PREFIX}, {@link #CALL_TIMEOUT_MS}, {@link #ACL_TOKEN}. */
+  static void requireKnown(Map<String, String> settings, String what) {
+    for (String key : settings.keySet()) {
+      if (!KNOWN.contains(key)) {
+        throw new IllegalArgumentException("unknown setting '" + key + "'; the Consul " + what
+            + " knows " + KNOWN);
+      }
+    }
+  }
+
+  /** The {@link #CALL_TIMEOUT_MS} setting, if given. */
+  static Optional<Duration> callTimeout(Map<String, String> settings) {
+    String timeout = settings.get(CALL_TIMEOUT_MS);
+    if (timeout == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(Duration.ofMillis(Long.parseLong(timeout.trim())));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("setting '" + CALL_TIMEOUT_MS + "' must be a whole"
+          + " number of milliseconds, was '" + timeout + "'", e);
+    }
   }
 }
