@@ -1,0 +1,40 @@
+package dev.leases.consul;
+
+import dev.leases.LeaseStore;
+import dev.leases.once.RunLedger;
+import dev.leases.tck.once.LedgerRecipe;
+import dev.leases.tck.once.RunLedgerTck;
+import dev.leases.tck.process.StoreRecipe;
+import java.util.Map;
+
+/**
+ * The run-ledger kit on {@link ConsulRunLedger} and the Consul lease store, against the shared
+ * agent; every client (and every child JVM) opens its own store and ledger through the factories,
+ * with the settings of {@link ConsulLeaseStoreTckTest}.
+ */
+class ConsulRunLedgerKitTest extends RunLedgerTck {
+
+  private static Map<String, String> settings() {
+    return Map.of(ConsulLeaseStoreFactory.URL, ConsulServers.sharedUrl());
+  }
+
+  @Override
+  protected LeaseStore newStore() {
+    return new ConsulLeaseStoreFactory().open(settings());
+  }
+
+  @Override
+  protected StoreRecipe storeRecipe() {
+    return new StoreRecipe(ConsulLeaseStoreFactory.class, settings());
+  }
+
+  @Override
+  protected RunLedger<?> newLedger() {
+    return new ConsulRunLedgerFactory().open(settings());
+  }
+
+  @Override
+  protected LedgerRecipe ledgerRecipe() {
+    return new LedgerRecipe(ConsulRunLedgerFactory.class, settings());
+  }
+}
