@@ -198,8 +198,8 @@ public final class ConsulLeaseStore implements LeaseStore {
     this.kv = consul.keyValueClient();
     this.sessions = consul.sessionClient();
     this.sessionCreator = sessionCreator != null ? sessionCreator : SessionCreator.through(sessions);
-    this.keys = new KeyLayout(b.keyPrefix);
-    this.calls = new ConsulCalls(b.callTimeout, b.target, b.maxConcurrentCalls);
+    this.keys = new KeyLayout(b.options.keyPrefix);
+    this.calls = b.options.calls();
   }
 
   /**
@@ -210,7 +210,7 @@ public final class ConsulLeaseStore implements LeaseStore {
    * @param url the agent's HTTP address, e.g. {@code http://127.0.0.1:8500}
    */
   public static Builder builder(String url) {
-    return new Builder(null, OwnedClient.requireUrl(url));
+    return new Builder(ClientOptions.forUrl(url));
   }
 
   /**
@@ -226,23 +226,15 @@ public final class ConsulLeaseStore implements LeaseStore {
    * {@link #builder(String)} for sessions that only a TTL ends.
    */
   public static Builder builder(Consul client) {
-    return new Builder(Objects.requireNonNull(client, "client must not be null"), null);
+    return new Builder(ClientOptions.forClient(client));
   }
 
   /** Builds a {@link ConsulLeaseStore}; nothing is sent to Consul until the first call. */
   public static final class Builder {
-    private final Consul client;
-    private final String url;
-    private final String target;
-    private String keyPrefix = DEFAULT_KEY_PREFIX;
-    private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
-    private int maxConcurrentCalls = DEFAULT_MAX_CONCURRENT_CALLS;
-    private String aclToken;
+    final ClientOptions options;
 
-    private Builder(Consul client, String url) {
-      this.client = client;
-      this.url = url;
-      this.target = url != null ? "Consul at " + url : "Consul";
+    Builder(ClientOptions options) {
+      this.options = options;
     }
 
     /**
@@ -252,7 +244,7 @@ public final class ConsulLeaseStore implements LeaseStore {
      * {@code ..}. Stores that must see the same leases use the same prefix.
      */
     public Builder keyPrefix(String keyPrefix) {
-      this.keyPrefix = KeyLayout.requirePrefix(keyPrefix);
+      options.keyPrefix(keyPrefix);
       return this;
     }
 
@@ -261,8 +253,7 @@ public final class ConsulLeaseStore implements LeaseStore {
      * well below the TTLs you use, so that a holder learns of trouble while its lease still runs.
      */
     public Builder callTimeout(Duration callTimeout) {
-      LeaseArguments.requireTimeout("callTimeout", callTimeout, MAX_CALL_TIMEOUT);
-      this.callTimeout = callTimeout;
+      options.callTimeout(callTimeout);
       return this;
     }
 
@@ -274,7 +265,7 @@ public final class ConsulLeaseStore implements LeaseStore {
      * up.
      */
     public Builder maxConcurrentCalls(int maxConcurrentCalls) {
-      this.maxConcurrentCalls = ConsulCalls.requireMaxThreads(maxConcurrentCalls);
+      options.maxConcurrentCalls(maxConcurrentCalls);
       return this;
     }
 
@@ -284,21 +275,17 @@ public final class ConsulLeaseStore implements LeaseStore {
      * configure your own client's token on that client.
      */
     public Builder aclToken(String aclToken) {
-      if (client != null) {
-        throw new IllegalStateException("this store uses your Consul client: configure the token"
-            + " on it (Consul.builder().withTokenAuth(...)), not here");
-      }
-      this.aclToken = OwnedClient.requireAclToken(aclToken);
+      options.aclToken(aclToken, "store");
       return this;
     }
 
     public ConsulLeaseStore build() {
-      if (client != null) {
-        return new ConsulLeaseStore(this, client, false, null);
+      if (options.client != null) {
+        return new ConsulLeaseStore(this, options.client, false, null);
       }
-      OwnedClient owned = OwnedClient.open(url, callTimeout, aclToken);
+      OwnedClient owned = OwnedClient.open(options.url, options.callTimeout, options.aclToken);
       return new ConsulLeaseStore(this, owned.consul(), true,
-          SessionCreator.direct(owned.direct(), url, aclToken));
+          SessionCreator.direct(owned.direct(), options.url, options.aclToken));
     }
   }
 

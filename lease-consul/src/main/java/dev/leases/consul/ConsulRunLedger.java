@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.leases.FencedOutException;
 import dev.leases.HolderId;
-import dev.leases.LeaseArguments;
 import dev.leases.LeaseException;
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
@@ -143,8 +142,8 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
     this.consul = consul;
     this.ownsClient = ownsClient;
     this.kv = consul.keyValueClient();
-    this.keys = new KeyLayout(b.keyPrefix);
-    this.calls = new ConsulCalls(b.callTimeout, b.target, b.maxConcurrentCalls);
+    this.keys = new KeyLayout(b.options.keyPrefix);
+    this.calls = b.options.calls();
   }
 
   /**
@@ -154,7 +153,7 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
    * @param url the agent's HTTP address, e.g. {@code http://127.0.0.1:8500}
    */
   public static Builder builder(String url) {
-    return new Builder(null, OwnedClient.requireUrl(url));
+    return new Builder(ClientOptions.forUrl(url));
   }
 
   /**
@@ -163,7 +162,7 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
    * timeout (no further request starts).
    */
   public static Builder builder(Consul client) {
-    return new Builder(Objects.requireNonNull(client, "client must not be null"), null);
+    return new Builder(ClientOptions.forClient(client));
   }
 
   /** The folder of {@code job}'s records: {@code <prefix>/.once/<E(job)>/}. */
@@ -509,18 +508,10 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
 
   /** Builds a {@link ConsulRunLedger}; nothing is sent to Consul until the first call. */
   public static final class Builder {
-    private final Consul client;
-    private final String url;
-    private final String target;
-    private String keyPrefix = ConsulLeaseStore.DEFAULT_KEY_PREFIX;
-    private Duration callTimeout = ConsulLeaseStore.DEFAULT_CALL_TIMEOUT;
-    private int maxConcurrentCalls = ConsulLeaseStore.DEFAULT_MAX_CONCURRENT_CALLS;
-    private String aclToken;
+    final ClientOptions options;
 
-    private Builder(Consul client, String url) {
-      this.client = client;
-      this.url = url;
-      this.target = url != null ? "Consul at " + url : "Consul";
+    Builder(ClientOptions options) {
+      this.options = options;
     }
 
     /**
@@ -529,7 +520,7 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
      * {@link ConsulLeaseStore.Builder#keyPrefix} checks it.
      */
     public Builder keyPrefix(String keyPrefix) {
-      this.keyPrefix = KeyLayout.requirePrefix(keyPrefix);
+      options.keyPrefix(keyPrefix);
       return this;
     }
 
@@ -538,14 +529,13 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
      * together); default 2 s, at most 5 min. The work in {@link #complete} is not bounded.
      */
     public Builder callTimeout(Duration callTimeout) {
-      LeaseArguments.requireTimeout("callTimeout", callTimeout, ConsulLeaseStore.MAX_CALL_TIMEOUT);
-      this.callTimeout = callTimeout;
+      options.callTimeout(callTimeout);
       return this;
     }
 
     /** As {@link ConsulLeaseStore.Builder#maxConcurrentCalls}. */
     public Builder maxConcurrentCalls(int maxConcurrentCalls) {
-      this.maxConcurrentCalls = ConsulCalls.requireMaxThreads(maxConcurrentCalls);
+      options.maxConcurrentCalls(maxConcurrentCalls);
       return this;
     }
 
@@ -554,19 +544,16 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
      * ledgers built from a URL.
      */
     public Builder aclToken(String aclToken) {
-      if (client != null) {
-        throw new IllegalStateException("this ledger uses your Consul client: configure the token"
-            + " on it (Consul.builder().withTokenAuth(...)), not here");
-      }
-      this.aclToken = OwnedClient.requireAclToken(aclToken);
+      options.aclToken(aclToken, "ledger");
       return this;
     }
 
     public ConsulRunLedger build() {
-      if (client != null) {
-        return new ConsulRunLedger(this, client, false);
+      if (options.client != null) {
+        return new ConsulRunLedger(this, options.client, false);
       }
-      return new ConsulRunLedger(this, OwnedClient.open(url, callTimeout, aclToken).consul(), true);
+      return new ConsulRunLedger(this,
+          OwnedClient.open(options.url, options.callTimeout, options.aclToken).consul(), true);
     }
   }
 }

@@ -1,6 +1,5 @@
 package dev.leases.consul;
 
-import dev.leases.LeaseStoreFactory;
 import dev.leases.once.RunLedgerFactory;
 import java.util.Map;
 
@@ -22,18 +21,6 @@ public final class ConsulRunLedgerFactory implements RunLedgerFactory {
 
   @Override
   public ConsulRunLedger open(Map<String, String> settings) {
-    ConsulLeaseStoreFactory.requireKnown(settings, "run ledger");
-    ConsulRunLedger.Builder b = ConsulRunLedger.builder(
-        LeaseStoreFactory.require(settings, ConsulLeaseStoreFactory.URL));
-    String prefix = settings.get(ConsulLeaseStoreFactory.KEY_PREFIX);
-    if (prefix != null) {
-      b.keyPrefix(prefix);
-    }
-    ConsulLeaseStoreFactory.callTimeout(settings).ifPresent(b::callTimeout);
-    String token = settings.get(ConsulLeaseStoreFactory.ACL_TOKEN);
-    if (token != null) {
-      b.aclToken(token);
-    }
-    return b.build();
+    return new ConsulRunLedger.Builder(ClientOptions.fromSettings(settings, "run ledger")).build();
   }
 }

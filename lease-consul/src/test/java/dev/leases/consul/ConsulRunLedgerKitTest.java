@@ -6,7 +6,6 @@ import dev.leases.tck.once.LedgerRecipe;
 import dev.leases.tck.once.RunLedgerTck;
 import dev.leases.tck.process.StoreRecipe;
 import java.time.Duration;
-import java.util.Map;
 
 /**
  * The run-ledger kit on {@link ConsulRunLedger} and the Consul lease store, against the shared
@@ -14,10 +13,6 @@ import java.util.Map;
  * with the settings of {@link ConsulLeaseStoreTckTest}.
  */
 class ConsulRunLedgerKitTest extends RunLedgerTck {
-
-  private static Map<String, String> settings() {
-    return Map.of(ConsulLeaseStoreFactory.URL, ConsulServers.sharedUrl());
-  }
 
   /**
    * 2 s rather than the kit's 1 s. {@code ExactlyOnce} bounds each lease-store call by a third of
@@ -32,21 +27,21 @@ class ConsulRunLedgerKitTest extends RunLedgerTck {
 
   @Override
   protected LeaseStore newStore() {
-    return new ConsulLeaseStoreFactory().open(settings());
+    return new ConsulLeaseStoreFactory().open(ConsulLeaseStoreTckTest.settings());
   }
 
   @Override
   protected StoreRecipe storeRecipe() {
-    return new StoreRecipe(ConsulLeaseStoreFactory.class, settings());
+    return new StoreRecipe(ConsulLeaseStoreFactory.class, ConsulLeaseStoreTckTest.settings());
   }
 
   @Override
   protected RunLedger<?> newLedger() {
-    return new ConsulRunLedgerFactory().open(settings());
+    return new ConsulRunLedgerFactory().open(ConsulLeaseStoreTckTest.settings());
   }
 
   @Override
   protected LedgerRecipe ledgerRecipe() {
-    return new LedgerRecipe(ConsulRunLedgerFactory.class, settings());
+    return new LedgerRecipe(ConsulRunLedgerFactory.class, ConsulLeaseStoreTckTest.settings());
   }
 }
