@@ -9,7 +9,6 @@ import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
 import dev.leases.TtlRange;
 import java.math.BigInteger;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,16 +20,9 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import okhttp3.ConnectionPool;
-import okhttp3.Dispatcher;
-import okhttp3.OkHttpClient;
 import org.kiwiproject.consul.Consul;
 import org.kiwiproject.consul.ConsulException;
 import org.kiwiproject.consul.KeyValueClient;
@@ -44,8 +36,6 @@ import org.kiwiproject.consul.model.kv.Value;
 import org.kiwiproject.consul.model.kv.Verb;
 import org.kiwiproject.consul.model.session.SessionInfo;
 import org.kiwiproject.consul.option.QueryOptions;
-import org.kiwiproject.consul.util.failover.ConsulFailoverInterceptor;
-import org.kiwiproject.consul.util.failover.strategy.ConsulFailoverStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -208,8 +198,8 @@ public final class ConsulLeaseStore implements LeaseStore {
     this.kv = consul.keyValueClient();
     this.sessions = consul.sessionClient();
     this.sessionCreator = sessionCreator != null ? sessionCreator : SessionCreator.through(sessions);
-    this.keys = new KeyLayout(b.keyPrefix);
-    this.calls = new ConsulCalls(b.callTimeout, b.target, b.maxConcurrentCalls);
+    this.keys = new KeyLayout(b.options.keyPrefix);
+    this.calls = b.options.calls();
   }
 
   /**
@@ -220,7 +210,7 @@ public final class ConsulLeaseStore implements LeaseStore {
    * @param url the agent's HTTP address, e.g. {@code http://127.0.0.1:8500}
    */
   public static Builder builder(String url) {
-    return new Builder(null, requireUrl(url));
+    return new Builder(ClientOptions.forUrl(url));
   }
 
   /**
@@ -236,23 +226,15 @@ public final class ConsulLeaseStore implements LeaseStore {
    * {@link #builder(String)} for sessions that only a TTL ends.
    */
   public static Builder builder(Consul client) {
-    return new Builder(Objects.requireNonNull(client, "client must not be null"), null);
+    return new Builder(ClientOptions.forClient(client));
   }
 
   /** Builds a {@link ConsulLeaseStore}; nothing is sent to Consul until the first call. */
   public static final class Builder {
-    private final Consul client;
-    private final String url;
-    private final String target;
-    private String keyPrefix = DEFAULT_KEY_PREFIX;
-    private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
-    private int maxConcurrentCalls = DEFAULT_MAX_CONCURRENT_CALLS;
-    private String aclToken;
+    final ClientOptions options;
 
-    private Builder(Consul client, String url) {
-      this.client = client;
-      this.url = url;
-      this.target = url != null ? "Consul at " + url : "Consul";
+    Builder(ClientOptions options) {
+      this.options = options;
     }
 
     /**
@@ -262,7 +244,7 @@ public final class ConsulLeaseStore implements LeaseStore {
      * {@code ..}. Stores that must see the same leases use the same prefix.
      */
     public Builder keyPrefix(String keyPrefix) {
-      this.keyPrefix = KeyLayout.requirePrefix(keyPrefix);
+      options.keyPrefix(keyPrefix);
       return this;
     }
 
@@ -271,8 +253,7 @@ public final class ConsulLeaseStore implements LeaseStore {
      * well below the TTLs you use, so that a holder learns of trouble while its lease still runs.
      */
     public Builder callTimeout(Duration callTimeout) {
-      LeaseArguments.requireTimeout("callTimeout", callTimeout, MAX_CALL_TIMEOUT);
-      this.callTimeout = callTimeout;
+      options.callTimeout(callTimeout);
       return this;
     }
 
@@ -284,7 +265,7 @@ public final class ConsulLeaseStore implements LeaseStore {
      * up.
      */
     public Builder maxConcurrentCalls(int maxConcurrentCalls) {
-      this.maxConcurrentCalls = ConsulCalls.requireMaxThreads(maxConcurrentCalls);
+      options.maxConcurrentCalls(maxConcurrentCalls);
       return this;
     }
 
@@ -294,127 +275,18 @@ public final class ConsulLeaseStore implements LeaseStore {
      * configure your own client's token on that client.
      */
     public Builder aclToken(String aclToken) {
-      if (client != null) {
-        throw new IllegalStateException("this store uses your Consul client: configure the token"
-            + " on it (Consul.builder().withTokenAuth(...)), not here");
-      }
-      Objects.requireNonNull(aclToken, "aclToken must not be null");
-      if (aclToken.isBlank() || aclToken.chars().anyMatch(c -> c < 0x21 || c > 0x7e)) {
-        throw new IllegalArgumentException("aclToken must be non-blank printable ASCII without"
-            + " spaces (a Consul token is a UUID)");
-      }
-      this.aclToken = aclToken;
+      options.aclToken(aclToken, "store");
       return this;
     }
 
     public ConsulLeaseStore build() {
-      if (client != null) {
-        return new ConsulLeaseStore(this, client, false, null);
+      if (options.client != null) {
+        return new ConsulLeaseStore(this, options.client, false, null);
       }
-      int ms = (int) Math.max(1, callTimeout.toMillis());
-      // One pool and one set of (daemon) dispatcher threads for the kiwiproject client and for the
-      // session request it cannot express; Consul.destroy() cancels their calls and shuts both
-      // down. The dispatcher runs only asynchronous requests (a release watch's blocking query per
-      // watched name, and reads of absent keys, each bounded by its read timeout); synchronous
-      // ones run on the store's call threads.
-      ConnectionPool pool = new ConnectionPool();
-      AtomicInteger httpThreads = new AtomicInteger();
-      ExecutorService dispatch = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
-          new SynchronousQueue<>(), r -> {
-            Thread t = new Thread(r, ConsulCalls.THREAD_PREFIX + "http-"
-                + httpThreads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-          });
-      Consul owned;
-      try {
-        Consul.Builder cb = Consul.builder().withUrl(url).withPing(false)
-            .withConnectTimeoutMillis(ms).withReadTimeoutMillis(ms).withWriteTimeoutMillis(ms)
-            .withConnectionPool(pool).withExecutorService(dispatch)
-            .withConsulFailoverInterceptor(new CallDeadlines());
-        if (aclToken != null) {
-          cb.withTokenAuth(aclToken);
-        }
-        owned = cb.build();
-      } catch (RuntimeException e) {
-        dispatch.shutdownNow();
-        throw new IllegalArgumentException("cannot build a Consul client for " + url + ": " + e, e);
-      }
-      OkHttpClient direct = new OkHttpClient.Builder().connectionPool(pool)
-          .dispatcher(new Dispatcher(dispatch)).addInterceptor(ConsulCalls.INTERCEPTOR)
-          .connectTimeout(ms, TimeUnit.MILLISECONDS).readTimeout(ms, TimeUnit.MILLISECONDS)
-          .writeTimeout(ms, TimeUnit.MILLISECONDS).build();
-      return new ConsulLeaseStore(this, owned, true,
-          SessionCreator.direct(direct, url, aclToken));
+      OwnedClient owned = OwnedClient.open(options.url, options.callTimeout, options.aclToken);
+      return new ConsulLeaseStore(this, owned.consul(), true,
+          SessionCreator.direct(owned.direct(), options.url, options.aclToken));
     }
-  }
-
-  /**
-   * The only hook the kiwiproject builder offers for an OkHttp application interceptor is its
-   * failover interceptor: this one fails over nowhere and applies {@link ConsulCalls#INTERCEPTOR}
-   * (each request bounded by its call's remaining time, cancelled when the call is abandoned).
-   */
-  private static final class CallDeadlines extends ConsulFailoverInterceptor {
-    CallDeadlines() {
-      super(new ConsulFailoverStrategy() {
-        @Override
-        public Optional<okhttp3.Request> computeNextStage(okhttp3.Request request) {
-          return Optional.of(request);
-        }
-
-        @Override
-        public Optional<okhttp3.Request> computeNextStage(okhttp3.Request request,
-            okhttp3.Response response) {
-          return Optional.empty();
-        }
-
-        @Override
-        public boolean isRequestViable(okhttp3.Request request) {
-          return true;
-        }
-
-        @Override
-        public void markRequestFailed(okhttp3.Request request) {}
-      });
-    }
-
-    @Override
-    public okhttp3.Response intercept(Chain chain) {
-      try {
-        return ConsulCalls.INTERCEPTOR.intercept(chain);
-      } catch (java.io.IOException e) {
-        // the superclass's signature omits the IOException that OkHttp expects from interceptors
-        // (a timeout, a cancelled call): rethrow it unchanged, for the client to report as usual
-        throw CallDeadlines.<RuntimeException>rethrow(e);
-      }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <E extends Throwable> E rethrow(Throwable t) throws E {
-      throw (E) t;
-    }
-  }
-
-  private static String requireUrl(String url) {
-    Objects.requireNonNull(url, "url must not be null");
-    URI uri;
-    try {
-      uri = URI.create(url.trim());
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("cannot parse Consul URL '" + url + "'; expected"
-          + " http://host:port, e.g. http://127.0.0.1:8500", e);
-    }
-    String scheme = uri.getScheme();
-    if (scheme == null || !(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null
-        || uri.getPort() == 0 || uri.getPort() > 65535) {
-      throw new IllegalArgumentException("Consul URL '" + url + "' must be http://host:port or"
-          + " https://host:port, e.g. http://127.0.0.1:8500");
-    }
-    if (uri.getRawQuery() != null || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
-      throw new IllegalArgumentException("Consul URL '" + url + "' must not carry user info, a query"
-          + " or a fragment; pass credentials through your own Consul client (builder(Consul))");
-    }
-    return url.trim();
   }
 
   /** The KV key that holds lease {@code name}: {@code <prefix>/<escaped name>}; see the class comment. */
@@ -800,20 +672,12 @@ public final class ConsulLeaseStore implements LeaseStore {
    * because a guard failed or the lock is held by another session (or in its lock delay).
    */
   private Optional<Value> transact(Operation... ops) {
-    ConsulCalls.ensureLive(); // an abandoned call writes nothing more
-    TxResponse response;
-    try {
-      response = kv.performTransaction(ops).getResponse();
-    } catch (ConsulException e) {
-      // 409: Consul rolled the transaction back; its errors say why. A failed guard or a lock held
-      // by another session is an answer ("not yours"); an ACL denial is reported the same way and
-      // must not pass for one.
-      if (e.getCode() == 409 && !String.valueOf(e.getMessage()).contains("Permission denied")) {
-        return Optional.empty();
-      }
-      throw e;
+    Optional<TxResponse> answered = ConsulTxn.perform(kv, ops);
+    if (answered.isEmpty()) {
+      return Optional.empty();
     }
-    List<Map<String, Value>> results = response == null ? List.of() : response.results();
+    TxResponse response = answered.get();
+    List<Map<String, Value>> results = response.results();
     Value last = results.isEmpty() ? null : results.get(results.size() - 1).get("KV");
     if (last == null) {
       throw new LeaseStoreUnavailableException("Consul answered a lock transaction without the"

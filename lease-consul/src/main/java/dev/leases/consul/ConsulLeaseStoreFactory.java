@@ -2,9 +2,7 @@ package dev.leases.consul;
 
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreFactory;
-import java.time.Duration;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Opens a {@link ConsulLeaseStore} that owns its Consul client, from string settings:
@@ -18,41 +16,15 @@ import java.util.Set;
  */
 public final class ConsulLeaseStoreFactory implements LeaseStoreFactory {
 
-  public static final String URL = "url";
-  public static final String KEY_PREFIX = "keyPrefix";
-  public static final String CALL_TIMEOUT_MS = "callTimeoutMs";
-  public static final String ACL_TOKEN = "aclToken";
-
-  private static final Set<String> KNOWN = Set.of(URL, KEY_PREFIX, CALL_TIMEOUT_MS, ACL_TOKEN);
+  public static final String URL = ClientOptions.URL;
+  public static final String KEY_PREFIX = ClientOptions.KEY_PREFIX;
+  public static final String CALL_TIMEOUT_MS = ClientOptions.CALL_TIMEOUT_MS;
+  public static final String ACL_TOKEN = ClientOptions.ACL_TOKEN;
 
   public ConsulLeaseStoreFactory() {}
 
   @Override
   public LeaseStore open(Map<String, String> settings) {
-    for (String key : settings.keySet()) {
-      if (!KNOWN.contains(key)) {
-        throw new IllegalArgumentException("unknown setting '" + key + "'; the Consul store knows "
-            + KNOWN);
-      }
-    }
-    ConsulLeaseStore.Builder b = ConsulLeaseStore.builder(LeaseStoreFactory.require(settings, URL));
-    String prefix = settings.get(KEY_PREFIX);
-    if (prefix != null) {
-      b.keyPrefix(prefix);
-    }
-    String timeout = settings.get(CALL_TIMEOUT_MS);
-    if (timeout != null) {
-      try {
-        b.callTimeout(Duration.ofMillis(Long.parseLong(timeout.trim())));
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("setting '" + CALL_TIMEOUT_MS + "' must be a whole"
-            + " number of milliseconds, was '" + timeout + "'", e);
-      }
-    }
-    String token = settings.get(ACL_TOKEN);
-    if (token != null) {
-      b.aclToken(token);
-    }
-    return b.build();
+    return new ConsulLeaseStore.Builder(ClientOptions.fromSettings(settings, "store")).build();
   }
 }

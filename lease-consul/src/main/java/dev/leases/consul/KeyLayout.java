@@ -16,11 +16,20 @@ import java.nio.charset.StandardCharsets;
  * unusable). The encoding is injective, so two names share a key only if they are equal, and no
  * name's key collides with the key of a longer prefix. Names such as {@code billing-nightly} stay
  * readable in the Consul UI.
+ *
+ * <p>Run records ({@link ConsulRunLedger}) live in a sub-namespace reserved next to the leases,
+ * {@code <prefix>/}{@value #LEDGER_SEGMENT}{@code /<E(job)>/...}: {@code E} never produces a
+ * {@code .}, so no lease key equals or contains that segment, and a job's keys cannot reach into
+ * another job's ({@code E(job)} holds no {@code /}). {@link ConsulFence} refuses the whole
+ * {@code <prefix>/} tree for resources, this namespace included.
  */
 final class KeyLayout {
 
   /** Longest accepted key prefix. */
   static final int MAX_PREFIX_LENGTH = KeyText.MAX_PREFIX_LENGTH;
+
+  /** The path segment under the prefix that holds run records; no lease key can contain it. */
+  static final String LEDGER_SEGMENT = ".once";
 
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
@@ -36,6 +45,14 @@ final class KeyLayout {
 
   String keyOf(String name) {
     return prefix + "/" + encode(LeaseArguments.requireName(name));
+  }
+
+  /**
+   * The folder of job {@code job}'s run records, ending in {@code /}:
+   * {@code <prefix>/.once/<E(job)>/}. The job name is not checked here.
+   */
+  String ledgerFolderOf(String job) {
+    return prefix + "/" + LEDGER_SEGMENT + "/" + encode(job) + "/";
   }
 
   /**

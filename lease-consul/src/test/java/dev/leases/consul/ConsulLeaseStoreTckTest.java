@@ -32,7 +32,8 @@ class ConsulLeaseStoreTckTest extends LeaseStoreTck {
     admin.destroy();
   }
 
-  private static Map<String, String> settings() {
+  /** The settings every client of the kits opens its store with. */
+  static Map<String, String> settings() {
     return Map.of(ConsulLeaseStoreFactory.URL, ConsulServers.sharedUrl());
   }
 

@@ -63,15 +63,20 @@ abstract class Connector {
     return new Connector() {
       @Override
       CompletableFuture<Commands> connect() {
-        return client.connectAsync(StringCodec.UTF8)
+        // connectAsync refuses a client whose topology was never loaded ("Partitions not
+        // initialized"); load it asynchronously first, so that the caller's bound covers it
+        return client.refreshPartitionsAsync().toCompletableFuture()
+            .thenCompose(v -> client.connectAsync(StringCodec.UTF8))
             .thenApply((StatefulRedisClusterConnection<String, String> c) ->
                 new Commands(c, c.async()));
       }
 
       @Override
       CompletableFuture<? extends StatefulRedisPubSubConnection<String, String>> connectPubSub() {
-        return client.connectPubSubAsync(StringCodec.UTF8);
+        return client.refreshPartitionsAsync().toCompletableFuture()
+            .thenCompose(v -> client.connectPubSubAsync(StringCodec.UTF8));
       }
+
 
       @Override
       void shutdown(Duration timeout) {

@@ -1,6 +1,7 @@
 package dev.leases.redis;
 
 import dev.leases.LeaseArguments;
+import dev.leases.once.RunKeys;
 import dev.leases.spi.KeyText;
 import java.util.List;
 
@@ -17,6 +18,11 @@ import java.util.List;
  *       of the latest tenure, so that an expired-but-not-taken lease is not mistaken for a free one.
  * </ul>
  *
+ * <p>The run ledger of job {@code j} ({@link RedisRunLedger}) keeps its keys under the tag of the
+ * job's lease {@code n = once/j}, beside the lease's keys: {@code {p:E(n)}:ledger:fence},
+ * {@code :ledger:seq}, {@code :ledger:attempts} and {@code :ledger:done}. All of these suffixes are
+ * reserved ({@link #isStoreKey}).
+ *
  * <p>{@code E} percent-encodes the UTF-8 bytes of the name except {@code A-Z a-z 0-9 - . _ ~ /}.
  * The encoding is injective and its output never contains {@code { } : % * ? [ ] \} or white space,
  * so a hostile name cannot end the hash tag early, collide with another name or prefix, or act as
@@ -30,7 +36,12 @@ final class KeyLayout {
   private static final String LEASE = ":lease";
   private static final String FENCE = ":fence";
   private static final String LAST = ":last";
-  private static final List<String> SUFFIXES = List.of(LEASE, FENCE, LAST);
+  private static final String LEDGER_FENCE = ":ledger:fence";
+  private static final String LEDGER_SEQ = ":ledger:seq";
+  private static final String LEDGER_ATTEMPTS = ":ledger:attempts";
+  private static final String LEDGER_DONE = ":ledger:done";
+  private static final List<String> SUFFIXES =
+      List.of(LEASE, FENCE, LAST, LEDGER_FENCE, LEDGER_SEQ, LEDGER_ATTEMPTS, LEDGER_DONE);
   /** Characters besides ASCII letters and digits that {@link #encode} may output. */
   private static final String ENCODED_PUNCTUATION = "-._~/%";
 
@@ -75,6 +86,16 @@ final class KeyLayout {
     return tag(name) + LAST;
   }
 
+  /**
+   * The run ledger's keys of {@code job}, under the tag of its lease {@code once/<job>}: fence
+   * (string, the highest token that began an attempt), seq (string, the last attempt id), attempts
+   * (hash of every attempt's fields), done (hash: run key → attempt id of its completion).
+   */
+  List<String> ledgerKeys(String job) {
+    String tag = tag(RunKeys.leaseName(job));
+    return List.of(tag + LEDGER_FENCE, tag + LEDGER_SEQ, tag + LEDGER_ATTEMPTS, tag + LEDGER_DONE);
+  }
+
   /** The pub/sub channel on which releases are announced; the message is the raw lease name. */
   String releaseChannel() {
     return prefix + ":released";
@@ -82,7 +103,8 @@ final class KeyLayout {
 
   /**
    * Whether {@code key} has the shape of a key that a store with <em>some</em> prefix uses:
-   * {@code {<prefix>:<encoded name>}:lease}, {@code :fence} or {@code :last}, with a valid prefix
+   * {@code {<prefix>:<encoded name>}:lease}, {@code :fence}, {@code :last} or one of the run
+   * ledger's {@code :ledger:fence|seq|attempts|done}, with a valid prefix
    * and only characters the encoding outputs. Other code must never write such keys.
    */
   static boolean isStoreKey(String key) {

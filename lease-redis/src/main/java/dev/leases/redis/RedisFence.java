@@ -31,8 +31,9 @@ import java.util.OptionalLong;
  * <p>Resource keys are checked before anything is sent: well-formed UTF-16 (an unpaired
  * surrogate would become {@code ?} and alias another key), not a fence key (keys starting with
  * {@code leases:fence:} or {@code leases:fence-key:} are reserved), and not a
- * {@link RedisLeaseStore} key ({@code {<prefix>:<encoded name>}:lease|fence|last}); a fenced write
- * to any of those could lower a fence or a lease's token counter. Values and field names must be
+ * {@link RedisLeaseStore} or {@link RedisRunLedger} key
+ * ({@code {<prefix>:<encoded name>}:lease|fence|last|ledger:...}); a fenced write to any of those
+ * could lower a fence or a lease's token counter. Values and field names must be
  * well-formed UTF-16 too.
  *
  * <p>The connection stays yours; this class never closes it. Thread-safe.
@@ -132,9 +133,9 @@ public final class RedisFence {
     }
     if (KeyLayout.isStoreKey(resourceKey)) {
       throw new IllegalArgumentException("resource key \"" + resourceKey + "\" has the shape of a"
-          + " lease store key ({<prefix>:<encoded name>}:lease, :fence or :last); a fenced write"
-          + " there could overwrite a lease or lower its token counter. Choose another key, e.g."
-          + " with a different suffix");
+          + " lease store or run ledger key ({<prefix>:<encoded name>}:lease, :fence, :last or"
+          + " :ledger:...); a fenced write there could overwrite a lease or a run record, or lower"
+          + " a token counter or a fence. Choose another key, e.g. with a different suffix");
     }
     int open = resourceKey.indexOf('{');
     if (open >= 0) {

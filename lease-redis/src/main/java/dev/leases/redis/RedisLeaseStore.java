@@ -393,7 +393,17 @@ public final class RedisLeaseStore implements LeaseStore {
 
   // --- internals -------------------------------------------------------------------------------
 
-  private <T> T run(LuaScript script, ScriptOutputType type, String[] keyArgs, String... args) {
+  /** The key layout of this store's prefix (the run ledger lays out its keys beside it). */
+  KeyLayout layout() {
+    return keys;
+  }
+
+  /**
+   * Runs {@code script} on this store's connection, bounded by the command timeout; also what a
+   * {@link RedisRunLedger} built on this store runs its scripts with.
+   */
+  <T> T run(LuaScript script, ScriptOutputType type, String[] keyArgs, String... args) {
+    ensureOpen();
     Connector.Commands c = connected();
     return script.run(c.scripting(), type, keyArgs, args, timeout, this::closedOrNull);
   }

@@ -27,9 +27,14 @@ public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
 
   @Override
   public LeaseStore open(Map<String, String> settings) {
+    return builder(settings, "the Redis store").build();
+  }
+
+  /** A store builder from these settings, refusing unknown ones; {@code who} names the reader. */
+  static RedisLeaseStore.Builder builder(Map<String, String> settings, String who) {
     for (String key : settings.keySet()) {
       if (!KNOWN.contains(key)) {
-        throw new IllegalArgumentException("unknown setting '" + key + "'; the Redis store knows "
+        throw new IllegalArgumentException("unknown setting '" + key + "'; " + who + " knows "
             + KNOWN);
       }
     }
@@ -47,6 +52,6 @@ public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
             + " number of milliseconds, was '" + timeout + "'", e);
       }
     }
-    return b.build();
+    return b;
   }
 }

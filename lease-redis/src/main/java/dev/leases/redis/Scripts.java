@@ -31,6 +31,18 @@ final class Scripts {
       """.formatted(LuaScript.FOREIGN_KEY);
 
   /**
+   * Lua prelude: {@code less(a, b)} compares two canonical positive decimals (no sign, no leading
+   * zeros) exactly, as strings, so that every {@code long} token compares right (Lua numbers are
+   * doubles, exact only to 2^53).
+   */
+  private static final String LESS = """
+      local function less(a, b)
+        if #a ~= #b then return #a < #b end
+        return a < b
+      end
+      """;
+
+  /**
    * KEYS: lease, fence, last. ARGV: holder, ttl in ms.
    * Reply: {@code {1, token, expiresAtMs}} when granted or renewed, {@code {0}} when another holder
    * has an unexpired lease.
@@ -146,11 +158,7 @@ final class Scripts {
    * for lack of memory only at a script's first write), nor can the second and later chunks of a
    * wide {@code HSET} (same key, already known to be a hash).
    */
-  static final LuaScript FENCED_WRITE = new LuaScript("fencedWrite", GUARD + """
-      local function less(a, b)
-        if #a ~= #b then return #a < #b end
-        return a < b
-      end
+  static final LuaScript FENCED_WRITE = new LuaScript("fencedWrite", GUARD + LESS + """
       local token, mode = ARGV[1], ARGV[2]
       local bad = foreign(KEYS[2], 'string') or (mode == 'hset' and foreign(KEYS[1], 'hash'))
       if bad then return bad end
@@ -179,5 +187,159 @@ final class Scripts {
       local v = redis.call('GET', KEYS[1])
       if v then return {v} end
       return {}
+      """);
+
+  // --- the run ledger (RedisRunLedger) -------------------------------------------------------
+
+  /**
+   * Lua prelude of the ledger scripts. An attempt {@code id} of a job is the fields
+   * {@code <id>:run|token|holder|status|started|finished|failure} of the job's attempts hash;
+   * {@code record(attempts, id)} replies them as {@code {id, run, token, holder, status, started,
+   * finished, failure}} (absent fields nil), or nil if the attempt has no status.
+   * {@code now_ms()} is the server's {@code TIME} in ms as a decimal; {@code last_id(seq,
+   * attempts)} is the last attempt id: the counter, or, if it was deleted, the highest id in the
+   * hash.
+   */
+  private static final String LEDGER = GUARD + LESS + """
+      local FIELDS = {'run', 'token', 'holder', 'status', 'started', 'finished', 'failure'}
+      local function record(attempts, id)
+        local names = {}
+        for i, n in ipairs(FIELDS) do names[i] = id .. ':' .. n end
+        local v = redis.call('HMGET', attempts, unpack(names))
+        if not v[4] then return nil end
+        return {id, v[1], v[2], v[3], v[4], v[5], v[6], v[7]}
+      end
+      local function now_ms()
+        local t = redis.call('TIME')
+        return string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+      end
+      local function last_id(seq, attempts)
+        local v = tonumber(redis.call('GET', seq) or '')
+        if v then return v end
+        local hi = 0
+        for _, f in ipairs(redis.call('HKEYS', attempts)) do
+          local n = tonumber(string.match(f, '^(%d+):status$') or '')
+          if n and n > hi then hi = n end
+        end
+        return hi
+      end
+      """;
+
+  /**
+   * KEYS: fence, seq, attempts, done. ARGV: token, run, holder. Reply: {@code {0, fence}} refused
+   * (fence above token, nothing written); {@code {1, record}} a new STARTED attempt; {@code {2,
+   * record}} the run's completion; {@code {3, id}} the completion names attempt {@code id} whose
+   * fields are gone (nothing written). The fence is raised to the token before either record
+   * reply, in the same script.
+   */
+  static final LuaScript LEDGER_BEGIN = new LuaScript("ledgerBegin", LEDGER + """
+      local fence, seq, attempts, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+      local token, run, holder = ARGV[1], ARGV[2], ARGV[3]
+      local bad = foreign(fence, 'string') or foreign(seq, 'string') or foreign(attempts, 'hash')
+        or foreign(done, 'hash')
+      if bad then return bad end
+      local hi = redis.call('GET', fence)
+      if hi and less(token, hi) then return {0, hi} end
+      local doneId = redis.call('HGET', done, run)
+      local rec
+      if doneId then
+        rec = record(attempts, doneId)
+        if not rec then return {3, doneId} end
+      end
+      if not hi or less(hi, token) then redis.call('SET', fence, token) end
+      if rec then return {2, rec} end
+      local n = last_id(seq, attempts) + 1
+      while redis.call('HEXISTS', attempts, string.format('%d', n) .. ':status') == 1 do
+        n = n + 1
+      end
+      local id = string.format('%d', n)
+      redis.call('SET', seq, id)
+      redis.call('HSET', attempts, id .. ':run', run, id .. ':token', token, id .. ':holder', holder,
+        id .. ':status', 'STARTED', id .. ':started', now_ms())
+      return {1, record(attempts, id)}
+      """);
+
+  /**
+   * KEYS: fence, attempts, done. ARGV: token, run, attempt id. Reply: {@code {0, fence}} refused
+   * (fence above token, nothing written); {@code {1, record}} this attempt completed now;
+   * {@code {2, record}} another attempt had completed the run (nothing written); {@code {3, id}}
+   * as for begin; {@code {4, status}} the attempt is not a STARTED attempt of this run and token
+   * (nothing written).
+   */
+  static final LuaScript LEDGER_COMPLETE = new LuaScript("ledgerComplete", LEDGER + """
+      local fence, attempts, done = KEYS[1], KEYS[2], KEYS[3]
+      local token, run, id = ARGV[1], ARGV[2], ARGV[3]
+      local bad = foreign(fence, 'string') or foreign(attempts, 'hash') or foreign(done, 'hash')
+      if bad then return bad end
+      local hi = redis.call('GET', fence)
+      if hi and less(token, hi) then return {0, hi} end
+      local doneId = redis.call('HGET', done, run)
+      if doneId then
+        local rec = record(attempts, doneId)
+        if not rec then return {3, doneId} end
+        return {2, rec}
+      end
+      local mine = redis.call('HMGET', attempts, id .. ':run', id .. ':token', id .. ':status')
+      if mine[3] ~= 'STARTED' or mine[1] ~= run or mine[2] ~= token then
+        return {4, mine[3] or 'absent'}
+      end
+      if not hi or less(hi, token) then redis.call('SET', fence, token) end
+      redis.call('HSET', done, run, id)
+      redis.call('HSET', attempts, id .. ':status', 'COMPLETED', id .. ':finished', now_ms())
+      return {1, record(attempts, id)}
+      """);
+
+  /**
+   * KEYS: attempts. ARGV: attempt id, run, token, failure. Reply: {@code {1, record}} as it now
+   * stands (FAILED now if it was STARTED, else unchanged); {@code {0}} no such attempt of this run
+   * and token.
+   */
+  static final LuaScript LEDGER_FAIL = new LuaScript("ledgerFail", LEDGER + """
+      local attempts = KEYS[1]
+      local id, run, token, failure = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+      local bad = foreign(attempts, 'hash')
+      if bad then return bad end
+      local mine = redis.call('HMGET', attempts, id .. ':run', id .. ':token', id .. ':status')
+      if not mine[3] or mine[1] ~= run or mine[2] ~= token then return {0} end
+      if mine[3] == 'STARTED' then
+        redis.call('HSET', attempts, id .. ':status', 'FAILED', id .. ':finished', now_ms(),
+          id .. ':failure', failure)
+      end
+      return {1, record(attempts, id)}
+      """);
+
+  /**
+   * KEYS: attempts, done. ARGV: run. Reply: {@code {0}} not completed; {@code {2, record}} its
+   * completion; {@code {3, id}} as for begin. Writes nothing.
+   */
+  static final LuaScript LEDGER_COMPLETION = new LuaScript("ledgerCompletion", LEDGER + """
+      local attempts, done = KEYS[1], KEYS[2]
+      local bad = foreign(attempts, 'hash') or foreign(done, 'hash')
+      if bad then return bad end
+      local doneId = redis.call('HGET', done, ARGV[1])
+      if not doneId then return {0} end
+      local rec = record(attempts, doneId)
+      if not rec then return {3, doneId} end
+      return {2, rec}
+      """);
+
+  /**
+   * KEYS: seq, attempts. ARGV: limit. Reply: up to {@code limit} records, highest id first. Writes
+   * nothing.
+   */
+  static final LuaScript LEDGER_HISTORY = new LuaScript("ledgerHistory", LEDGER + """
+      local seq, attempts = KEYS[1], KEYS[2]
+      local bad = foreign(seq, 'string') or foreign(attempts, 'hash')
+      if bad then return bad end
+      local out = {}
+      if redis.call('EXISTS', attempts) == 0 then return out end
+      local limit = tonumber(ARGV[1])
+      local n = last_id(seq, attempts)
+      while n > 0 and #out < limit do
+        local rec = record(attempts, string.format('%d', n))
+        if rec then out[#out + 1] = rec end
+        n = n - 1
+      end
+      return out
       """);
 }

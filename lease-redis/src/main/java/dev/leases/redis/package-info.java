@@ -5,7 +5,10 @@
  * script per operation on a single primary; {@link dev.leases.redis.RedisLeaseStoreFactory} opens
  * one from string settings; {@link dev.leases.redis.RedisFence} makes writes to Redis resources
  * check the token ({@code >=} the highest accepted, else
- * {@link dev.leases.FencedOutException}).
+ * {@link dev.leases.FencedOutException}); {@link dev.leases.redis.RedisRunLedger} keeps the run
+ * records of {@link dev.leases.once.ExactlyOnce} beside the leases (a key-value ledger: one script
+ * per operation, under the hash tag of the job's lease; {@link dev.leases.redis.RedisRunLedgerFactory}
+ * opens one from the store's settings).
  *
  * <p>Per lease name {@code n} and prefix {@code p}, all under the hash tag {@code {p:E(n)}} where
  * {@code E} percent-encodes the name's UTF-8 bytes outside {@code A-Z a-z 0-9 - . _ ~ /}:

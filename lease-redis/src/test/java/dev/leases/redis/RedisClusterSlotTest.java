@@ -122,4 +122,43 @@ class RedisClusterSlotTest {
       client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
   }
+
+  @Test
+  void aStoreOnAFreshClusterClientConnectsWithoutTheUserLoadingTheTopologyFirst() {
+    RedisClusterClient client = RedisClusterClient.create(RedisURI.create(node.uri()));
+    try (RedisLeaseStore store = RedisLeaseStore.builder(client).build()) {
+      assertThat(store.acquireOrRenew("fresh-" + UUID.randomUUID(), HolderId.generate(),
+          Duration.ofSeconds(2))).isPresent();
+    } finally {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+  }
+
+  @Test
+  void theRunLedgerKeepsEachJobInItsLeasesSlotThroughAClusterClient() {
+    RedisClusterClient client = RedisClusterClient.create(RedisURI.create(node.uri()));
+    try (RedisLeaseStore store = RedisLeaseStore.builder(client).keyPrefix("p:q").build();
+        RedisRunLedger ledger = RedisRunLedger.builder(client).keyPrefix("p:q").build()) {
+      String suffix = UUID.randomUUID().toString();
+      java.util.Set<Long> slots = new java.util.HashSet<>();
+      for (String base : HOSTILE_NAMES) {
+        String job = base + suffix;
+        long slot = admin.sync().clusterKeyslot(store.keysOf("once/" + job).get(0));
+        for (String k : ledger.keysOf(job)) {
+          assertThat(admin.sync().clusterKeyslot(k)).as(k).isEqualTo(slot);
+        }
+        slots.add(slot);
+        // a node refuses a script whose keys span slots (CROSSSLOT): every ledger script runs here
+        dev.leases.once.RunRecord failed = ledger.begin(job, "r", 1, HolderId.generate());
+        ledger.fail(failed, "x");
+        dev.leases.once.RunRecord done =
+            ledger.complete(ledger.begin(job, "r", 2, HolderId.generate()), none -> {});
+        assertThat(ledger.completion(job, "r")).contains(done);
+        assertThat(ledger.history(job, 10)).hasSize(2);
+      }
+      assertThat(slots).as("jobs spread over slots").hasSizeGreaterThan(1);
+    } finally {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+  }
 }

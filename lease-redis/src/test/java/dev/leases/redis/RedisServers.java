@@ -49,6 +49,11 @@ public final class RedisServers {
     return shared().endpoint();
   }
 
+  /** The shared server's port, on 127.0.0.1 (for a {@code TcpProxy} in front of it). */
+  public static int sharedPort() {
+    return java.net.URI.create(sharedUri()).getPort();
+  }
+
   /** The arguments of a throw-away, non-persistent, loopback-only server. */
   static List<String> argv(Path binary, int port, Path dir) {
     return LocalServers.redisArgv(binary, port, dir);

@@ -108,6 +108,36 @@ public abstract class LeaseStoreTck {
   }
 
   /**
+   * Whether {@link #deleteOutOfBand} makes the store deliver a release hint (etcd watches and Consul
+   * blocking queries see a delete; a PostgreSQL {@code DELETE} sends no NOTIFY, a Redis {@code DEL}
+   * publishes nothing). Default false.
+   */
+  protected boolean deliversHintsOnOutOfBandDelete() {
+    return false;
+  }
+
+  /**
+   * A new client whose process clock is {@code clock}, for a store whose clients take one. The
+   * default, {@link #newStore()}, is right for every store that never reads its caller's clock —
+   * which every correct store is; override it if your client can be given a clock, so that the kit
+   * can prove expiry is not judged by it. The kit closes it.
+   */
+  protected LeaseStore newStoreWithClientClock(LeaseClock clock) {
+    return newStore();
+  }
+
+  /**
+   * Restarts the store's server the way it restarts in production (a Redis without persistence
+   * comes back empty; PostgreSQL, etcd and Consul servers keep their data directories), and returns
+   * once it accepts connections; clients made before may reconnect or fail. The default fails the
+   * scenario with these instructions.
+   */
+  protected void restartStore() throws Exception {
+    throw new AssertionError("override restartStore() in your kit subclass: the kit proves that"
+        + " tokens never go backwards across a restart of the store's server");
+  }
+
+  /**
    * The TTL the scenarios use: default 1.5 s rounded up to the store's granularity, raised to its
    * minimum.
    */
@@ -713,6 +743,106 @@ public abstract class LeaseStoreTck {
     }
   }
 
+  /**
+   * a store that declares release hints delivers one to another client's subscriber after
+   * a release (and after an out-of-band delete when it says so). Each poll releases again, so a
+   * subscription that becomes active a little after {@code onRelease} returns still passes; a store
+   * that never delivers fails deterministically, unlike the handover-time scenarios, whose margin is
+   * the follower's remaining sleep.
+   */
+  @Test
+  void releaseAndDeleteHintsReachAnotherClientsSubscriber() {
+    if (!deliversReleaseHints()) {
+      assertThat(store().onRelease(leaseName(), () -> {})).as("a store without hints still returns"
+          + " a subscription handle").isNotNull();
+      return;
+    }
+    LeaseStore holderClient = store();
+    LeaseStore follower = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    Duration ttl = ttl();
+    AtomicInteger hints = new AtomicInteger();
+    try (LeaseStore.Subscription sub = follower.onRelease(name, hints::incrementAndGet)) {
+      await("a hint reaches another client's subscriber after a release")
+          .atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(200))
+          .until(() -> {
+            granted(holderClient.acquireOrRenew(name, a, ttl), "acquire");
+            assertThat(holderClient.release(name, a)).isTrue();
+            return hints.get() > 0;
+          });
+      if (deliversHintsOnOutOfBandDelete()) {
+        int before = hints.get();
+        await("a hint reaches another client's subscriber after an out-of-band delete")
+            .atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(200))
+            .until(() -> {
+              if (hints.get() > before) {
+                return true;
+              }
+              granted(holderClient.acquireOrRenew(name, a, ttl), "acquire");
+              int beforeDelete = hints.get();
+              deleteOutOfBand(name);
+              return hints.get() > beforeDelete;
+            });
+      }
+    }
+  }
+  /**
+   * clients whose process clocks are an hour apart agree on expiry, because the store
+   * judges it. The kit's {@code clientClockSkewedByAnHourChangesNoOutcome} skews the leader loop's
+   * clock only, which no store ever sees, so a store that judges expiry by its caller's clock passes
+   * it; this one gives the skewed clock to the store's clients.
+   */
+  @Test
+  void storeClientsWithClocksAnHourApartAgreeOnExpiry() {
+    Duration ttl = ttl();
+    for (Duration skew : List.of(Duration.ofHours(1), Duration.ofHours(-1))) {
+      String name = leaseName();
+      LeaseStore holderClient =
+          newStoreWithClientClock(LeaseClock.skewed(LeaseClock.system(), skew.negated()));
+      closeables.add(holderClient);
+      LeaseStore contender = newStoreWithClientClock(LeaseClock.skewed(LeaseClock.system(), skew));
+      closeables.add(contender);
+      HolderId a = HolderId.generate();
+      LeaseGrant g = granted(holderClient.acquireOrRenew(name, a, ttl), "acquire");
+      assertThat(contender.acquireOrRenew(name, HolderId.generate(), ttl))
+          .as("skew %s: a contender whose clock is %s from the holder's must be refused while the"
+              + " lease is held: expiry is judged by the store's clock", skew, skew.multipliedBy(2))
+          .isEmpty();
+      LeaseState seen = contender.inspect(name);
+      assertThat(seen).as("skew %s: the contender's view", skew).isInstanceOf(LeaseState.Held.class);
+      assertThat(((LeaseState.Held) seen).remaining())
+          .as("skew %s: remaining as measured by the store, whatever the caller's clock", skew)
+          .isLessThanOrEqualTo(g.ttl().plusMillis(50));
+    }
+  }
+  /**
+   * tokens never go backwards across a restart of the store (invariant 3; Redis without
+   * persistence must clamp its counter to the server's clock), for the name it knew and for the
+   * store-wide bound.
+   */
+  @Test
+  void tokensNeverGoBackwardsAcrossAStoreRestart() throws Exception {
+    LeaseStore s = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    Duration ttl = ttl();
+    long last = 0;
+    for (int i = 0; i < 3; i++) {
+      last = granted(s.acquireOrRenew(name, a, ttl), "acquire " + i).token();
+      assertThat(s.release(name, a)).isTrue();
+    }
+    restartStore();
+    LeaseStore after = store();
+    await("the store answers after its restart").atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(100))
+        .ignoreExceptionsInstanceOf(dev.leases.LeaseStoreUnavailableException.class)
+        .until(() -> after.inspect(name) != null);
+    assertThat(after.token(name).orElse(0)).as("token(name) after a restart of the store: it must"
+        + " still fence every token issued before").isGreaterThanOrEqualTo(last);
+    LeaseGrant g = granted(after.acquireOrRenew(name, HolderId.generate(), ttl), "acquire after restart");
+    assertThat(g.token()).as("the first grant after a restart of the store").isGreaterThan(last);
+  }
   // ---------------------------------------------------------------- long random history
 
   @Test

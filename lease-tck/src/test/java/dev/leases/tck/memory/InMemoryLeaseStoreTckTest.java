@@ -44,6 +44,22 @@ class InMemoryLeaseStoreTckTest extends LeaseStoreTck {
     return new StoreRecipe(RemoteLeaseStoreFactory.class, Map.of("port", Integer.toString(server.port())));
   }
 
+  /** {@link InMemoryLeaseStore#deleteOutOfBand} wakes subscribers, as an etcd watch would. */
+  @Override
+  protected boolean deliversHintsOnOutOfBandDelete() {
+    return true;
+  }
+
+  /**
+   * The reference store's state lives in this JVM, as a durable store's lives in its data
+   * directory: a restart of its loopback server (child JVMs reconnect to the new port) keeps it.
+   */
+  @Override
+  protected void restartStore() throws IOException {
+    server.close();
+    server = LeaseStoreServer.serve(backing);
+  }
+
   @Override
   protected int storePort() {
     return server.port();

@@ -1,0 +1,152 @@
+package dev.leases.consul;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import okhttp3.ConnectionPool;
+import okhttp3.Dispatcher;
+import okhttp3.OkHttpClient;
+import org.kiwiproject.consul.Consul;
+import org.kiwiproject.consul.util.failover.ConsulFailoverInterceptor;
+import org.kiwiproject.consul.util.failover.strategy.ConsulFailoverStrategy;
+
+/**
+ * A Consul client that the library creates and owns (for stores and ledgers built from a URL):
+ * every request bounded by its call's remaining time ({@link ConsulCalls#INTERCEPTOR}), connect,
+ * read and write timeouts equal to the call timeout, daemon threads, and a plain OkHttp client on
+ * the same connection pool and dispatcher for the requests the kiwiproject client cannot express.
+ * {@link Consul#destroy()} cancels the calls of both and shuts them down.
+ *
+ * @param consul the kiwiproject client
+ * @param direct OkHttp sharing its pool, dispatcher and timeouts (not its token: add it yourself)
+ */
+record OwnedClient(Consul consul, OkHttpClient direct) {
+
+  /**
+   * Builds the client for {@code url} (checked with {@link #requireUrl}); {@code aclToken} may be
+   * null.
+   *
+   * @throws IllegalArgumentException if the client cannot be built for that URL
+   */
+  static OwnedClient open(String url, Duration callTimeout, String aclToken) {
+    int ms = (int) Math.max(1, callTimeout.toMillis());
+    // One pool and one set of (daemon) dispatcher threads for the kiwiproject client and for the
+    // requests it cannot express; Consul.destroy() cancels their calls and shuts both down. The
+    // dispatcher runs only asynchronous requests (a release watch's blocking query per watched
+    // name, and reads of absent keys, each bounded by its read timeout); synchronous ones run on
+    // the callers' call threads.
+    ConnectionPool pool = new ConnectionPool();
+    AtomicInteger httpThreads = new AtomicInteger();
+    ExecutorService dispatch = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
+        new SynchronousQueue<>(), r -> {
+          Thread t = new Thread(r, ConsulCalls.THREAD_PREFIX + "http-"
+              + httpThreads.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    Consul owned;
+    try {
+      Consul.Builder cb = Consul.builder().withUrl(url).withPing(false)
+          .withConnectTimeoutMillis(ms).withReadTimeoutMillis(ms).withWriteTimeoutMillis(ms)
+          .withConnectionPool(pool).withExecutorService(dispatch)
+          .withConsulFailoverInterceptor(new CallDeadlines());
+      if (aclToken != null) {
+        cb.withTokenAuth(aclToken);
+      }
+      owned = cb.build();
+    } catch (RuntimeException e) {
+      dispatch.shutdownNow();
+      throw new IllegalArgumentException("cannot build a Consul client for " + url + ": " + e, e);
+    }
+    OkHttpClient direct = new OkHttpClient.Builder().connectionPool(pool)
+        .dispatcher(new Dispatcher(dispatch)).addInterceptor(ConsulCalls.INTERCEPTOR)
+        .connectTimeout(ms, TimeUnit.MILLISECONDS).readTimeout(ms, TimeUnit.MILLISECONDS)
+        .writeTimeout(ms, TimeUnit.MILLISECONDS).build();
+    return new OwnedClient(owned, direct);
+  }
+
+  /** Checks an ACL token: non-blank printable ASCII without spaces; returns it. */
+  static String requireAclToken(String aclToken) {
+    Objects.requireNonNull(aclToken, "aclToken must not be null");
+    if (aclToken.isBlank() || aclToken.chars().anyMatch(c -> c < 0x21 || c > 0x7e)) {
+      throw new IllegalArgumentException("aclToken must be non-blank printable ASCII without"
+          + " spaces (a Consul token is a UUID)");
+    }
+    return aclToken;
+  }
+
+  /**
+   * The only hook the kiwiproject builder offers for an OkHttp application interceptor is its
+   * failover interceptor: this one fails over nowhere and applies {@link ConsulCalls#INTERCEPTOR}
+   * (each request bounded by its call's remaining time, cancelled when the call is abandoned).
+   */
+  private static final class CallDeadlines extends ConsulFailoverInterceptor {
+    CallDeadlines() {
+      super(new ConsulFailoverStrategy() {
+        @Override
+        public Optional<okhttp3.Request> computeNextStage(okhttp3.Request request) {
+          return Optional.of(request);
+        }
+
+        @Override
+        public Optional<okhttp3.Request> computeNextStage(okhttp3.Request request,
+            okhttp3.Response response) {
+          return Optional.empty();
+        }
+
+        @Override
+        public boolean isRequestViable(okhttp3.Request request) {
+          return true;
+        }
+
+        @Override
+        public void markRequestFailed(okhttp3.Request request) {}
+      });
+    }
+
+    @Override
+    public okhttp3.Response intercept(Chain chain) {
+      try {
+        return ConsulCalls.INTERCEPTOR.intercept(chain);
+      } catch (java.io.IOException e) {
+        // the superclass's signature omits the IOException that OkHttp expects from interceptors
+        // (a timeout, a cancelled call): rethrow it unchanged, for the client to report as usual
+        throw CallDeadlines.<RuntimeException>rethrow(e);
+      }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> E rethrow(Throwable t) throws E {
+      throw (E) t;
+    }
+  }
+
+  /** Checks a Consul agent URL: {@code http(s)://host:port}, nothing else; returns it trimmed. */
+  static String requireUrl(String url) {
+    Objects.requireNonNull(url, "url must not be null");
+    URI uri;
+    try {
+      uri = URI.create(url.trim());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("cannot parse Consul URL '" + url + "'; expected"
+          + " http://host:port, e.g. http://127.0.0.1:8500", e);
+    }
+    String scheme = uri.getScheme();
+    if (scheme == null || !(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null
+        || uri.getPort() == 0 || uri.getPort() > 65535) {
+      throw new IllegalArgumentException("Consul URL '" + url + "' must be http://host:port or"
+          + " https://host:port, e.g. http://127.0.0.1:8500");
+    }
+    if (uri.getRawQuery() != null || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
+      throw new IllegalArgumentException("Consul URL '" + url + "' must not carry user info, a query"
+          + " or a fragment; pass credentials through your own Consul client (builder(Consul))");
+    }
+    return url.trim();
+  }
+}
