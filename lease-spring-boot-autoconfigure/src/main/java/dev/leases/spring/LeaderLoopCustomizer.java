@@ -9,4 +9,7 @@ import dev.leases.leader.LeaderLoop;
 @FunctionalInterface
 public interface LeaderLoopCustomizer {
   void customize(String lease, LeaderLoop.Builder builder);
+
+  /** Called once the loop is built, before it starts (e.g. to watch it). */
+  default void built(String lease, LeaderLoop loop) {}
 }
