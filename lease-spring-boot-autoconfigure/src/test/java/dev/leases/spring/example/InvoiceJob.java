@@ -4,6 +4,7 @@ package dev.leases.spring.example;
 import dev.leases.once.RunContext;
 import dev.leases.spring.LeaseContext;
 import dev.leases.spring.RunOnce;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
@@ -13,9 +14,11 @@ import org.springframework.transaction.annotation.Transactional;
 public class InvoiceJob {
 
   private final JdbcTemplate jdbc;
+  private final String table;
 
-  public InvoiceJob(JdbcTemplate jdbc) {
+  public InvoiceJob(JdbcTemplate jdbc, @Value("${invoices.table:invoices}") String table) {
     this.jdbc = jdbc;
+    this.table = table;
   }
 
   /**
@@ -27,7 +30,7 @@ public class InvoiceJob {
   @Transactional
   public void sendInvoices() {
     RunContext run = LeaseContext.currentRun().orElseThrow();
-    jdbc.update("INSERT INTO invoices (run, token, sent_by) VALUES (?, ?, ?)",
+    jdbc.update("INSERT INTO " + table + " (run, token, sent_by) VALUES (?, ?, ?)",
         run.run(), run.token(), ProcessHandle.current().pid());
   }
 }
