@@ -85,11 +85,6 @@ final class LeaseStoreConfigurations {
       return new Backend("postgres", b.build());
     }
 
-    @Bean
-    @ConditionalOnMissingBean
-    LeaseStore leaseStore(Backend backend, ObjectProvider<LeaseStoreDecorator> decorators) {
-      return exposed(backend, decorators);
-    }
 
     @Bean
     @ConditionalOnMissingBean(RunLedger.class)
@@ -134,12 +129,6 @@ final class LeaseStoreConfigurations {
       return new Backend("redis", b.build());
     }
 
-    @Bean
-    @ConditionalOnMissingBean
-    @ConditionalOnBean(Backend.class)
-    LeaseStore leaseStore(Backend backend, ObjectProvider<LeaseStoreDecorator> decorators) {
-      return exposed(backend, decorators);
-    }
 
     @Bean
     @ConditionalOnMissingBean(RunLedger.class)
@@ -229,11 +218,6 @@ final class LeaseStoreConfigurations {
       return new Backend("etcd", b.build());
     }
 
-    @Bean
-    @ConditionalOnMissingBean
-    LeaseStore leaseStore(Backend backend, ObjectProvider<LeaseStoreDecorator> decorators) {
-      return exposed(backend, decorators);
-    }
   }
 
   @Configuration(proxyBeanMethods = false)
@@ -255,11 +239,6 @@ final class LeaseStoreConfigurations {
       return new Backend("consul", b.build());
     }
 
-    @Bean
-    @ConditionalOnMissingBean
-    LeaseStore leaseStore(Backend backend, ObjectProvider<LeaseStoreDecorator> decorators) {
-      return exposed(backend, decorators);
-    }
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(RunLedger.class)
@@ -273,6 +252,17 @@ final class LeaseStoreConfigurations {
         b.aclToken(p.getConsul().getAclToken());
       }
       return b.build();
+    }
+  }
+
+  /** The store of whichever backend applied, with every {@link LeaseStoreDecorator}. */
+  @Configuration(proxyBeanMethods = false)
+  static class Exposed {
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(Backend.class)
+    LeaseStore leaseStore(Backend backend, ObjectProvider<LeaseStoreDecorator> decorators) {
+      return exposed(backend, decorators);
     }
   }
 

@@ -48,7 +48,7 @@ import org.springframework.core.type.AnnotationMetadata;
 @EnableConfigurationProperties(LeasesProperties.class)
 @Import({LeaseStoreConfigurations.Postgres.class, LeaseStoreConfigurations.Redis.class,
     LeaseStoreConfigurations.Etcd.class, LeaseStoreConfigurations.Consul.class,
-    LeaseStoreConfigurations.Missing.class, LeasesMetricsConfiguration.class,
+    LeaseStoreConfigurations.Exposed.class, LeaseStoreConfigurations.Missing.class, LeasesMetricsConfiguration.class,
     LeasesAutoConfiguration.AutoProxy.class})
 public class LeasesAutoConfiguration {
 
@@ -112,20 +112,21 @@ public class LeasesAutoConfiguration {
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
   static DefaultPointcutAdvisor leasesRunOnceAdvisor(ObjectProvider<RunOnceInterceptor> interceptor) {
-    DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
-        AnnotationMatchingPointcut.forMethodAnnotation(RunOnce.class),
-        new LazyInterceptor(interceptor::getObject));
-    advisor.setOrder(RUN_ONCE_ORDER);
-    return advisor;
+    return advisor(RunOnce.class, new LazyInterceptor(interceptor::getObject), RUN_ONCE_ORDER);
   }
 
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
   static DefaultPointcutAdvisor leasesOnlyWhileLeaderAdvisor(ObjectProvider<LeaderLoops> loops) {
+    return advisor(OnlyWhileLeader.class, new OnlyWhileLeaderInterceptor(loops::getObject),
+        ONLY_WHILE_LEADER_ORDER);
+  }
+
+  private static DefaultPointcutAdvisor advisor(Class<? extends java.lang.annotation.Annotation>
+      annotation, org.aopalliance.aop.Advice advice, int order) {
     DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
-        AnnotationMatchingPointcut.forMethodAnnotation(OnlyWhileLeader.class),
-        new OnlyWhileLeaderInterceptor(loops::getObject));
-    advisor.setOrder(ONLY_WHILE_LEADER_ORDER);
+        AnnotationMatchingPointcut.forMethodAnnotation(annotation), advice);
+    advisor.setOrder(order);
     return advisor;
   }
 
