@@ -6,6 +6,7 @@ import dev.leases.LeaseGrant;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
+import dev.leases.spi.BoundedCalls;
 import dev.leases.spi.FailureLog;
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
@@ -55,7 +56,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Threads.</b> A loop owns no thread. Its steps run on a scheduler shared by every loop of the
  * process (2 to 4 daemon threads, {@code leases-loop-*}), its store calls on a shared pool of at most
- * {@value LeaseThreads#MAX_CALLS_IN_FLIGHT} daemon threads ({@code leases-call-*}; a call is
+ * {@value BoundedCalls#SHARED_MAX_IN_FLIGHT} daemon threads ({@code leases-call-*}; a call is
  * abandoned at its timeout, and when that many are still running further calls fail as unavailable,
  * so a hung store cannot pile up threads), and its listener callbacks on a shared pool
  * ({@code leases-listener-*}), one callback at a time per loop. The builder accepts your own
@@ -117,7 +118,7 @@ public final class LeaderLoop implements AutoCloseable {
     this.callTimeout = b.callTimeout;
     this.clock = b.clock;
     this.holder = b.holder;
-    this.calls = b.calls != null ? b.calls : StoreCalls.bounded(LeaseThreads.sharedCalls());
+    this.calls = b.calls != null ? b.calls : StoreCalls.bounded(BoundedCalls.shared());
     this.scheduler = b.scheduler;
     this.events = new ListenerQueue(name, List.copyOf(b.listeners),
         b.listenerExecutor != null ? b.listenerExecutor : LeaseThreads.sharedListeners());
