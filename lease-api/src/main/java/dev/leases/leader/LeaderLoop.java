@@ -8,6 +8,7 @@ import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.spi.BoundedCalls;
 import dev.leases.spi.FailureLog;
+import dev.leases.spi.LocalDeadline;
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -104,7 +105,7 @@ public final class LeaderLoop implements AutoCloseable {
   private long lastStepWall;
   private LeaseStore.Subscription subscription;
 
-  private record Tenure(long token, long monoDeadline, long wallDeadline) {}
+  private record Tenure(long token, LocalDeadline deadline) {}
 
   private LeaderLoop(Builder b) {
     this.store = b.store;
@@ -137,7 +138,7 @@ public final class LeaderLoop implements AutoCloseable {
    */
   public long currentToken() {
     Tenure t = tenure;
-    if (t == null || !withinDeadline(t, clock.monotonicNanos(), clock.wallMillis())) {
+    if (t == null || !t.deadline.isBefore(clock)) {
       return 0;
     }
     return t.token;
@@ -388,7 +389,7 @@ public final class LeaderLoop implements AutoCloseable {
       }
     }
     Tenure t = tenure;
-    if (t != null && !withinDeadline(t, m0, w0)) {
+    if (t != null && !t.deadline.isBefore(m0, w0)) {
       log.warn("lease '{}': no renewal landed before the local deadline; standing down{}", name,
           events.pending() > 0 ? " (a listener callback is still running; it does not delay"
               + " renewals: look for a slow store or a paused process)" : "");
@@ -397,7 +398,7 @@ public final class LeaderLoop implements AutoCloseable {
     }
     Duration timeout = callTimeout;
     if (t != null) {
-      long left = t.monoDeadline - m0;
+      long left = t.deadline.nanosLeft(m0);
       timeout = Duration.ofNanos(Math.max(1_000_000L, Math.min(left, callTimeout.toNanos())));
     }
     HolderId h = holder;
@@ -429,10 +430,7 @@ public final class LeaderLoop implements AutoCloseable {
     if (result.isPresent()) {
       LeaseGrant g = result.get();
       Tenure previous = tenure;
-      Tenure next = new Tenure(
-          g.token(),
-          m0 + g.ttl().toNanos() - standDownMargin.toNanos(),
-          w0 + g.ttl().toMillis() - standDownMargin.toMillis());
+      Tenure next = new Tenure(g.token(), LocalDeadline.after(m0, w0, g.ttl(), standDownMargin));
       setTenure(next);
       if (previous == null) {
         log.info("lease '{}': leader with token {} as {}", name, g.token(), h);
@@ -472,10 +470,6 @@ public final class LeaderLoop implements AutoCloseable {
     stepped = true;
     lastStepMono = clock.monotonicNanos();
     lastStepWall = clock.wallMillis();
-  }
-
-  private static boolean withinDeadline(Tenure t, long mono, long wall) {
-    return mono - t.monoDeadline < 0 && wall < t.wallDeadline;
   }
 
   private void setTenure(Tenure t) {

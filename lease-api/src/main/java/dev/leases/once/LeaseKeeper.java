@@ -5,6 +5,7 @@ import dev.leases.LeaseGrant;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreUnavailableException;
 import dev.leases.spi.BoundedCalls;
+import dev.leases.spi.LocalDeadline;
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.Optional;
@@ -94,8 +95,7 @@ final class LeaseKeeper implements AutoCloseable {
    */
   final class Held implements AutoCloseable {
     private final LeaseGrant grant;
-    private volatile long monoDeadline;
-    private volatile long wallDeadline;
+    private volatile LocalDeadline deadline;
     private volatile boolean lost;
     private volatile boolean closed;
     private ScheduledFuture<?> next; // guarded by this
@@ -116,13 +116,11 @@ final class LeaseKeeper implements AutoCloseable {
     }
 
     boolean isHeld() {
-      return !lost && clock.monotonicNanos() - monoDeadline < 0
-          && clock.wallMillis() < wallDeadline;
+      return !lost && deadline.isBefore(clock);
     }
 
     private void extend(LeaseGrant g, long sendMono, long sendWall) {
-      monoDeadline = sendMono + g.ttl().toNanos() - margin.toNanos();
-      wallDeadline = sendWall + g.ttl().toMillis() - margin.toMillis();
+      deadline = LocalDeadline.after(sendMono, sendWall, g.ttl(), margin);
     }
 
     private synchronized void schedule() {
@@ -142,8 +140,9 @@ final class LeaseKeeper implements AutoCloseable {
       }
       long sendMono = clock.monotonicNanos();
       long sendWall = clock.wallMillis();
-      long left = monoDeadline - sendMono;
-      if (left <= 0 || sendWall >= wallDeadline) {
+      LocalDeadline d = deadline;
+      long left = d.nanosLeft(sendMono);
+      if (!d.isBefore(sendMono, sendWall)) {
         lose("the local deadline passed before a renewal could be sent");
         return;
       }
