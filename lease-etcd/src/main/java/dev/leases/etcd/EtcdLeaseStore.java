@@ -45,7 +45,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -115,7 +114,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   /** Used unless {@link Builder#keyPrefix(String)} says otherwise. */
   public static final String DEFAULT_KEY_PREFIX = "leases";
 
-  private static final Duration MAX_CALL_TIMEOUT = Duration.ofMinutes(10);
+  static final Duration MAX_CALL_TIMEOUT = Duration.ofMinutes(10);
   private static final int MAX_ROUNDS = 4;
   private static final Duration CLOSE_REVOKE_WAIT = Duration.ofSeconds(1);
 
@@ -668,15 +667,8 @@ public final class EtcdLeaseStore implements LeaseStore {
       if (client != null) {
         return new EtcdLeaseStore(client, false, layout, callTimeout, Calls.CLIENT_ENDPOINTS);
       }
-      Client own = Client.builder()
-          .endpoints(endpoints.toArray(URI[]::new))
-          .interceptor(new Calls.DeadlineInterceptor(callTimeout))
-          .connectTimeout(callTimeout)
-          .retryMaxAttempts(0) // this store retries itself, within callTimeout
-          .waitForReady(false) // fail at once when no member accepts connections
-          .build();
-      return new EtcdLeaseStore(own, true, layout, callTimeout,
-          endpoints.stream().map(URI::toString).collect(Collectors.joining(", ")));
+      return new EtcdLeaseStore(Calls.ownClient(endpoints, callTimeout), true, layout, callTimeout,
+          Calls.describe(endpoints));
     }
   }
 }
