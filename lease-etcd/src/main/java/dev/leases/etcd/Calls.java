@@ -177,6 +177,10 @@ final class Calls {
       return closedException();
     }
     ErrorCode code = code(cause);
+    if (code == ErrorCode.DEADLINE_EXCEEDED) {
+      // the gRPC deadline of a client we built (also callTimeout) fired before our own wait did
+      return timedOut(what, cause);
+    }
     ConnectException refused = code == ErrorCode.UNAVAILABLE ? refusal(cause) : null;
     if (refused != null) {
       return new LeaseStoreUnavailableException("etcd at " + endpoints + " refused connections ("

@@ -195,6 +195,52 @@ class EtcdRunLedgerTest {
         + alreadyTotal + ", work ran " + ranTotal + " times");
   }
 
+  /**
+   * Attempts under one token (one tenure beginning the run again, e.g. after a lost answer) pass
+   * the fence alike: only the completion's own compare keeps a second completion out.
+   */
+  @Test
+  void racingAttemptsUnderOneTokenCompleteARunOnce() throws Exception {
+    int threads = 8;
+    List<EtcdRunLedger> clients = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      clients.add(ledger(Duration.ofSeconds(30)));
+    }
+    HolderId holder = HolderId.generate();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 8; round++) {
+        String job = "same-token-" + random();
+        List<RunRecord> started = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          started.add(clients.get(t % clients.size()).begin(job, "r", 7, holder));
+        }
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<RunRecord>> results = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          EtcdRunLedger ledger = clients.get(t % clients.size());
+          RunRecord attempt = started.get(t);
+          results.add(pool.submit(() -> {
+            go.await();
+            return ledger.complete(attempt, none -> {});
+          }));
+        }
+        go.countDown();
+        List<Long> answered = new ArrayList<>();
+        for (Future<RunRecord> f : results) {
+          answered.add(f.get(WAIT.toSeconds(), TimeUnit.SECONDS).attempt());
+        }
+        assertThat(answered).as("every complete() answers the one completion, job %s", job)
+            .containsOnly(answered.get(0));
+        assertThat(clients.get(0).history(job, 100))
+            .filteredOn(r -> r.status() == RunRecord.Status.COMPLETED).as("completion records")
+            .singleElement().extracting(RunRecord::attempt).isEqualTo(answered.get(0));
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   // ---------------------------------------------------------------- names and keys
 
   @Test
