@@ -2,7 +2,6 @@ package dev.leases.etcd;
 
 import dev.leases.FencedOutException;
 import dev.leases.HolderId;
-import dev.leases.LeaseArguments;
 import dev.leases.LeaseException;
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
@@ -20,7 +19,6 @@ import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -104,13 +102,12 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
   private final Calls calls;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private EtcdRunLedger(Client client, boolean ownsClient, KeyLayout keys, Duration callTimeout,
-      String endpoints) {
-    this.client = client;
-    this.ownsClient = ownsClient;
+  private EtcdRunLedger(ClientSettings.Opened opened) {
+    this.client = opened.client();
+    this.ownsClient = opened.owned();
     this.kv = client.getKVClient();
-    this.keys = keys;
-    this.calls = new Calls(callTimeout, closed::get, endpoints, "EtcdRunLedger");
+    this.keys = opened.keys();
+    this.calls = new Calls(opened.callTimeout(), closed::get, opened.endpoints(), "EtcdRunLedger");
   }
 
   /**
@@ -118,7 +115,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
    * and {@code waitForReady(false)} as {@link EtcdLeaseStore#builder(Client)} describes.
    */
   public static Builder builder(Client client) {
-    return new Builder(Objects.requireNonNull(client, "client must not be null"), null);
+    return new Builder(ClientSettings.of(client));
   }
 
   /**
@@ -126,8 +123,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
    * e.g. {@code "http://127.0.0.1:2379"}; for TLS or authentication use {@link #builder(Client)}.
    */
   public static Builder builder(String... endpoints) {
-    Objects.requireNonNull(endpoints, "endpoints must not be null");
-    return new Builder(null, EtcdLeaseStore.parseEndpoints(List.of(endpoints)));
+    return new Builder(ClientSettings.of(endpoints));
   }
 
   @Override
@@ -439,14 +435,10 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
 
   /** Configures an {@link EtcdRunLedger}; every setting is validated when it is set. */
   public static final class Builder {
-    private final Client client;
-    private final List<URI> endpoints;
-    private String keyPrefix = EtcdLeaseStore.DEFAULT_KEY_PREFIX;
-    private Duration callTimeout = EtcdLeaseStore.DEFAULT_CALL_TIMEOUT;
+    private final ClientSettings settings;
 
-    private Builder(Client client, List<URI> endpoints) {
-      this.client = client;
-      this.endpoints = endpoints;
+    private Builder(ClientSettings settings) {
+      this.settings = settings;
     }
 
     /**
@@ -455,24 +447,18 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
      * {@link EtcdFence} refuses writes to the ledger's keys.
      */
     public Builder keyPrefix(String keyPrefix) {
-      this.keyPrefix = KeyLayout.requirePrefix(keyPrefix);
+      settings.keyPrefix(keyPrefix);
       return this;
     }
 
     /** The longest one call may take, retries and lost races included (default 5 s). */
     public Builder callTimeout(Duration callTimeout) {
-      LeaseArguments.requireTimeout("callTimeout", callTimeout, EtcdLeaseStore.MAX_CALL_TIMEOUT);
-      this.callTimeout = callTimeout;
+      settings.callTimeout(callTimeout);
       return this;
     }
 
     public EtcdRunLedger build() {
-      KeyLayout layout = new KeyLayout(keyPrefix);
-      if (client != null) {
-        return new EtcdRunLedger(client, false, layout, callTimeout, Calls.CLIENT_ENDPOINTS);
-      }
-      return new EtcdRunLedger(Calls.ownClient(endpoints, callTimeout), true, layout, callTimeout,
-          Calls.describe(endpoints));
+      return new EtcdRunLedger(settings.open());
     }
   }
 }
