@@ -6,7 +6,9 @@ import dev.leases.LeaseGrant;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
+import dev.leases.spi.BoundedCalls;
 import dev.leases.spi.FailureLog;
+import dev.leases.spi.LocalDeadline;
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,7 +57,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Threads.</b> A loop owns no thread. Its steps run on a scheduler shared by every loop of the
  * process (2 to 4 daemon threads, {@code leases-loop-*}), its store calls on a shared pool of at most
- * {@value LeaseThreads#MAX_CALLS_IN_FLIGHT} daemon threads ({@code leases-call-*}; a call is
+ * {@value BoundedCalls#SHARED_MAX_IN_FLIGHT} daemon threads ({@code leases-call-*}; a call is
  * abandoned at its timeout, and when that many are still running further calls fail as unavailable,
  * so a hung store cannot pile up threads), and its listener callbacks on a shared pool
  * ({@code leases-listener-*}), one callback at a time per loop. The builder accepts your own
@@ -103,7 +105,7 @@ public final class LeaderLoop implements AutoCloseable {
   private long lastStepWall;
   private LeaseStore.Subscription subscription;
 
-  private record Tenure(long token, long monoDeadline, long wallDeadline) {}
+  private record Tenure(long token, LocalDeadline deadline) {}
 
   private LeaderLoop(Builder b) {
     this.store = b.store;
@@ -117,7 +119,7 @@ public final class LeaderLoop implements AutoCloseable {
     this.callTimeout = b.callTimeout;
     this.clock = b.clock;
     this.holder = b.holder;
-    this.calls = b.calls != null ? b.calls : StoreCalls.bounded(LeaseThreads.sharedCalls());
+    this.calls = b.calls != null ? b.calls : StoreCalls.bounded(BoundedCalls.shared());
     this.scheduler = b.scheduler;
     this.events = new ListenerQueue(name, List.copyOf(b.listeners),
         b.listenerExecutor != null ? b.listenerExecutor : LeaseThreads.sharedListeners());
@@ -136,7 +138,7 @@ public final class LeaderLoop implements AutoCloseable {
    */
   public long currentToken() {
     Tenure t = tenure;
-    if (t == null || !withinDeadline(t, clock.monotonicNanos(), clock.wallMillis())) {
+    if (t == null || !t.deadline.isBefore(clock)) {
       return 0;
     }
     return t.token;
@@ -387,7 +389,7 @@ public final class LeaderLoop implements AutoCloseable {
       }
     }
     Tenure t = tenure;
-    if (t != null && !withinDeadline(t, m0, w0)) {
+    if (t != null && !t.deadline.isBefore(m0, w0)) {
       log.warn("lease '{}': no renewal landed before the local deadline; standing down{}", name,
           events.pending() > 0 ? " (a listener callback is still running; it does not delay"
               + " renewals: look for a slow store or a paused process)" : "");
@@ -396,7 +398,7 @@ public final class LeaderLoop implements AutoCloseable {
     }
     Duration timeout = callTimeout;
     if (t != null) {
-      long left = t.monoDeadline - m0;
+      long left = t.deadline.nanosLeft(m0);
       timeout = Duration.ofNanos(Math.max(1_000_000L, Math.min(left, callTimeout.toNanos())));
     }
     HolderId h = holder;
@@ -428,10 +430,7 @@ public final class LeaderLoop implements AutoCloseable {
     if (result.isPresent()) {
       LeaseGrant g = result.get();
       Tenure previous = tenure;
-      Tenure next = new Tenure(
-          g.token(),
-          m0 + g.ttl().toNanos() - standDownMargin.toNanos(),
-          w0 + g.ttl().toMillis() - standDownMargin.toMillis());
+      Tenure next = new Tenure(g.token(), LocalDeadline.after(m0, w0, g.ttl(), standDownMargin));
       setTenure(next);
       if (previous == null) {
         log.info("lease '{}': leader with token {} as {}", name, g.token(), h);
@@ -471,10 +470,6 @@ public final class LeaderLoop implements AutoCloseable {
     stepped = true;
     lastStepMono = clock.monotonicNanos();
     lastStepWall = clock.wallMillis();
-  }
-
-  private static boolean withinDeadline(Tenure t, long mono, long wall) {
-    return mono - t.monoDeadline < 0 && wall < t.wallDeadline;
   }
 
   private void setTenure(Tenure t) {

@@ -1,6 +1,5 @@
 package dev.leases.leader;
 
-import dev.leases.LeaseStoreUnavailableException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -12,19 +11,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The threads every {@link LeaderLoop} of this process shares unless its builder is given others:
- * a scheduler for the loops' steps, a bounded pool for store calls (so that calls abandoned at their
- * deadline cannot pile up), and a pool for listener callbacks. All daemon threads, started lazily.
+ * a scheduler for the loops' steps and a pool for listener callbacks (store calls run on
+ * {@link dev.leases.spi.BoundedCalls#shared()}). All daemon threads, started lazily.
  */
 final class LeaseThreads {
-
-  /** Store calls in flight at once, abandoned ones included; more are refused as unavailable. */
-  static final int MAX_CALLS_IN_FLIGHT = 64;
 
   private LeaseThreads() {}
 
   private static final class Holder {
     static final ScheduledExecutorService SCHEDULER = scheduler();
-    static final ExecutorService CALLS = calls();
     static final ExecutorService LISTENERS = listeners();
   }
 
@@ -39,21 +34,8 @@ final class LeaseThreads {
     return Holder.SCHEDULER;
   }
 
-  static ExecutorService sharedCalls() {
-    return Holder.CALLS;
-  }
-
   static ExecutorService sharedListeners() {
     return Holder.LISTENERS;
-  }
-
-  private static ExecutorService calls() {
-    return new ThreadPoolExecutor(0, MAX_CALLS_IN_FLIGHT, 30, TimeUnit.SECONDS,
-        new SynchronousQueue<>(), daemon("leases-call-"), (r, executor) -> {
-          throw new LeaseStoreUnavailableException(MAX_CALLS_IN_FLIGHT + " lease store calls are"
-              + " already in flight (calls abandoned at their deadline still running): the store is"
-              + " not answering; outcome unknown", null);
-        });
   }
 
   private static ExecutorService listeners() {

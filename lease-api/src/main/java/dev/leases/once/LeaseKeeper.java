@@ -4,22 +4,20 @@ import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreUnavailableException;
+import dev.leases.spi.BoundedCalls;
+import dev.leases.spi.LocalDeadline;
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +44,7 @@ final class LeaseKeeper implements AutoCloseable {
   private final Duration margin;
   private final Duration callTimeout;
   private final ScheduledExecutorService scheduler;
-  private final ThreadPoolExecutor calls;
+  private final BoundedCalls calls;
 
   LeaseKeeper(LeaseStore store, LeaseClock clock, Duration ttl, Duration renewInterval,
       Duration margin, Duration callTimeout) {
@@ -56,13 +54,11 @@ final class LeaseKeeper implements AutoCloseable {
     this.renewInterval = renewInterval;
     this.margin = margin;
     this.callTimeout = callTimeout;
-    AtomicInteger n = new AtomicInteger();
     ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(1, r -> daemon(r,
         "leases-once-renewal"));
     s.setRemoveOnCancelPolicy(true);
     this.scheduler = s;
-    this.calls = new ThreadPoolExecutor(0, MAX_CALLS, 30, TimeUnit.SECONDS,
-        new SynchronousQueue<>(), r -> daemon(r, "leases-once-call-" + n.incrementAndGet()));
+    this.calls = BoundedCalls.create("leases-once-call-", MAX_CALLS);
   }
 
   private static Thread daemon(Runnable r, String name) {
@@ -73,35 +69,7 @@ final class LeaseKeeper implements AutoCloseable {
 
   /** Runs {@code call} on the call pool and waits at most {@code timeout} for it. */
   <R> R call(Callable<R> call, Duration timeout) {
-    Future<R> future;
-    try {
-      future = calls.submit(call);
-    } catch (RejectedExecutionException e) {
-      throw new LeaseStoreUnavailableException(MAX_CALLS + " earlier lease store calls are still"
-          + " hanging past their timeout; not sending another; outcome: nothing sent", e);
-    }
-    try {
-      return future.get(Math.max(1, timeout.toNanos()), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      future.cancel(true);
-      throw new LeaseStoreUnavailableException(
-          "the lease store did not answer within " + timeout + "; outcome unknown", e);
-    } catch (InterruptedException e) {
-      future.cancel(true);
-      Thread.currentThread().interrupt();
-      throw new LeaseStoreUnavailableException("interrupted waiting for the lease store; outcome"
-          + " unknown", e);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof RuntimeException re) {
-        throw re;
-      }
-      if (cause instanceof Error err) {
-        throw err;
-      }
-      throw new LeaseStoreUnavailableException("the lease store call failed; outcome unknown",
-          cause);
-    }
+    return calls.call(call, timeout);
   }
 
   /** {@link #call} with the configured call timeout. */
@@ -127,8 +95,7 @@ final class LeaseKeeper implements AutoCloseable {
    */
   final class Held implements AutoCloseable {
     private final LeaseGrant grant;
-    private volatile long monoDeadline;
-    private volatile long wallDeadline;
+    private volatile LocalDeadline deadline;
     private volatile boolean lost;
     private volatile boolean closed;
     private ScheduledFuture<?> next; // guarded by this
@@ -149,13 +116,11 @@ final class LeaseKeeper implements AutoCloseable {
     }
 
     boolean isHeld() {
-      return !lost && clock.monotonicNanos() - monoDeadline < 0
-          && clock.wallMillis() < wallDeadline;
+      return !lost && deadline.isBefore(clock);
     }
 
     private void extend(LeaseGrant g, long sendMono, long sendWall) {
-      monoDeadline = sendMono + g.ttl().toNanos() - margin.toNanos();
-      wallDeadline = sendWall + g.ttl().toMillis() - margin.toMillis();
+      deadline = LocalDeadline.after(sendMono, sendWall, g.ttl(), margin);
     }
 
     private synchronized void schedule() {
@@ -175,8 +140,9 @@ final class LeaseKeeper implements AutoCloseable {
       }
       long sendMono = clock.monotonicNanos();
       long sendWall = clock.wallMillis();
-      long left = monoDeadline - sendMono;
-      if (left <= 0 || sendWall >= wallDeadline) {
+      LocalDeadline d = deadline;
+      long left = d.nanosLeft(sendMono);
+      if (!d.isBefore(sendMono, sendWall)) {
         lose("the local deadline passed before a renewal could be sent");
         return;
       }
@@ -190,8 +156,9 @@ final class LeaseKeeper implements AutoCloseable {
           } catch (Throwable t) {
             answer.completeExceptionally(t);
           }
+          return null;
         });
-      } catch (RejectedExecutionException e) {
+      } catch (LeaseStoreUnavailableException e) {
         lose("earlier lease store calls are still hanging; renewal not sent");
         return;
       }
@@ -236,6 +203,6 @@ final class LeaseKeeper implements AutoCloseable {
   @Override
   public void close() {
     scheduler.shutdownNow();
-    calls.shutdownNow();
+    calls.close();
   }
 }

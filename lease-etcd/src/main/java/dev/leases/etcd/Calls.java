@@ -2,6 +2,7 @@ package dev.leases.etcd;
 
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
+import io.etcd.jetcd.Client;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
@@ -14,7 +15,9 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import java.net.ConnectException;
+import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -23,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * Bounded jetcd calls. One operation (an acquire, a release, ...) gets one {@link Budget} of
@@ -43,14 +47,43 @@ final class Calls {
   private final Duration timeout;
   private final BooleanSupplier closed;
   private final String endpoints;
+  private final String owner;
 
   /**
    * @param endpoints how failure messages name the etcd endpoints, e.g. {@code http://host:2379}
    */
   Calls(Duration timeout, BooleanSupplier closed, String endpoints) {
+    this(timeout, closed, endpoints, "EtcdLeaseStore");
+  }
+
+  /**
+   * @param owner the class whose calls these are, named by the "closed" message
+   */
+  Calls(Duration timeout, BooleanSupplier closed, String endpoints, String owner) {
     this.timeout = timeout;
     this.closed = closed;
     this.endpoints = endpoints;
+    this.owner = owner;
+  }
+
+  /**
+   * A client for {@code endpoints} whose every call is bounded: a gRPC deadline of
+   * {@code callTimeout} on each call, no retries of its own (the caller retries within its budget),
+   * and no waiting for a ready connection, so refused connections fail at once.
+   */
+  static Client ownClient(List<URI> endpoints, Duration callTimeout) {
+    return Client.builder()
+        .endpoints(endpoints.toArray(URI[]::new))
+        .interceptor(new DeadlineInterceptor(callTimeout))
+        .connectTimeout(callTimeout)
+        .retryMaxAttempts(0) // the caller retries itself, within callTimeout
+        .waitForReady(false) // fail at once when no member accepts connections
+        .build();
+  }
+
+  /** How messages name {@code endpoints}. */
+  static String describe(List<URI> endpoints) {
+    return endpoints.stream().map(URI::toString).collect(Collectors.joining(", "));
   }
 
   Duration timeout() {
@@ -144,6 +177,10 @@ final class Calls {
       return closedException();
     }
     ErrorCode code = code(cause);
+    if (code == ErrorCode.DEADLINE_EXCEEDED) {
+      // the gRPC deadline of a client we built (also callTimeout) fired before our own wait did
+      return timedOut(what, cause);
+    }
     ConnectException refused = code == ErrorCode.UNAVAILABLE ? refusal(cause) : null;
     if (refused != null) {
       return new LeaseStoreUnavailableException("etcd at " + endpoints + " refused connections ("
@@ -165,8 +202,8 @@ final class Calls {
         + " the cluster has a leader, or raise callTimeout", cause);
   }
 
-  private static LeaseStoreClosedException closedException() {
-    return new LeaseStoreClosedException("this EtcdLeaseStore is closed; open a new store");
+  private LeaseStoreClosedException closedException() {
+    return new LeaseStoreClosedException("this " + owner + " is closed; open a new one");
   }
 
   /**

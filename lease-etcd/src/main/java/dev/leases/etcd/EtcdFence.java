@@ -139,7 +139,7 @@ public final class EtcdFence {
   }
 
   /** The token in a fence key, or -1 if it holds something else. */
-  private static long decode(KeyValue kv) {
+  static long decode(KeyValue kv) {
     String s = kv.getValue().toString(StandardCharsets.US_ASCII);
     if (s.length() != DIGITS) {
       return -1;

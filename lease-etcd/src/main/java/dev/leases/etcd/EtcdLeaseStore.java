@@ -45,7 +45,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -115,7 +114,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   /** Used unless {@link Builder#keyPrefix(String)} says otherwise. */
   public static final String DEFAULT_KEY_PREFIX = "leases";
 
-  private static final Duration MAX_CALL_TIMEOUT = Duration.ofMinutes(10);
+  static final Duration MAX_CALL_TIMEOUT = Duration.ofMinutes(10);
   private static final int MAX_ROUNDS = 4;
   private static final Duration CLOSE_REVOKE_WAIT = Duration.ofSeconds(1);
 
@@ -130,15 +129,14 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
   private final Set<CompletableFuture<?>> pendingRevokes = ConcurrentHashMap.newKeySet();
 
-  private EtcdLeaseStore(Client client, boolean ownsClient, KeyLayout keys, Duration callTimeout,
-      String endpoints) {
-    this.client = client;
-    this.ownsClient = ownsClient;
+  private EtcdLeaseStore(ClientSettings.Opened opened) {
+    this.client = opened.client();
+    this.ownsClient = opened.owned();
     this.kv = client.getKVClient();
     this.leases = client.getLeaseClient();
     this.watch = client.getWatchClient();
-    this.keys = keys;
-    this.calls = new Calls(callTimeout, closed::get, endpoints);
+    this.keys = opened.keys();
+    this.calls = new Calls(opened.callTimeout(), closed::get, opened.endpoints());
   }
 
   /**
@@ -147,7 +145,7 @@ public final class EtcdLeaseStore implements LeaseStore {
    * {@code waitForReady(false)} if calls to endpoints that refuse connections must fail at once.
    */
   public static Builder builder(Client client) {
-    return new Builder(Objects.requireNonNull(client, "client must not be null"), null);
+    return new Builder(ClientSettings.of(client));
   }
 
   /**
@@ -156,8 +154,7 @@ public final class EtcdLeaseStore implements LeaseStore {
    * use {@link #builder(Client)}.
    */
   public static Builder builder(String... endpoints) {
-    Objects.requireNonNull(endpoints, "endpoints must not be null");
-    return new Builder(null, parseEndpoints(List.of(endpoints)));
+    return new Builder(ClientSettings.of(endpoints));
   }
 
   // ---------------------------------------------------------------- the SPI
@@ -636,14 +633,10 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   /** Configures an {@link EtcdLeaseStore}; {@link #build()} validates everything up front. */
   public static final class Builder {
-    private final Client client;
-    private final List<URI> endpoints;
-    private String keyPrefix = DEFAULT_KEY_PREFIX;
-    private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
+    private final ClientSettings settings;
 
-    private Builder(Client client, List<URI> endpoints) {
-      this.client = client;
-      this.endpoints = endpoints;
+    private Builder(ClientSettings settings) {
+      this.settings = settings;
     }
 
     /**
@@ -652,31 +645,18 @@ public final class EtcdLeaseStore implements LeaseStore {
      * not see each other's leases use different prefixes.
      */
     public Builder keyPrefix(String keyPrefix) {
-      this.keyPrefix = KeyLayout.requirePrefix(keyPrefix);
+      settings.keyPrefix(keyPrefix);
       return this;
     }
 
     /** The longest one operation may take, retries included (default 5 s). */
     public Builder callTimeout(Duration callTimeout) {
-      LeaseArguments.requireTimeout("callTimeout", callTimeout, MAX_CALL_TIMEOUT);
-      this.callTimeout = callTimeout;
+      settings.callTimeout(callTimeout);
       return this;
     }
 
     public EtcdLeaseStore build() {
-      KeyLayout layout = new KeyLayout(keyPrefix);
-      if (client != null) {
-        return new EtcdLeaseStore(client, false, layout, callTimeout, Calls.CLIENT_ENDPOINTS);
-      }
-      Client own = Client.builder()
-          .endpoints(endpoints.toArray(URI[]::new))
-          .interceptor(new Calls.DeadlineInterceptor(callTimeout))
-          .connectTimeout(callTimeout)
-          .retryMaxAttempts(0) // this store retries itself, within callTimeout
-          .waitForReady(false) // fail at once when no member accepts connections
-          .build();
-      return new EtcdLeaseStore(own, true, layout, callTimeout,
-          endpoints.stream().map(URI::toString).collect(Collectors.joining(", ")));
+      return new EtcdLeaseStore(settings.open());
     }
   }
 }

@@ -30,30 +30,48 @@ public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
 
   @Override
   public LeaseStore open(Map<String, String> settings) {
-    Set<String> unknown = new TreeSet<>(settings.keySet());
-    unknown.removeAll(KNOWN);
-    if (!unknown.isEmpty()) {
-      throw new IllegalArgumentException("unknown etcd store settings " + unknown + "; known are "
-          + new TreeSet<>(KNOWN));
+    Settings s = Settings.parse(settings, "etcd store");
+    EtcdLeaseStore.Builder b = EtcdLeaseStore.builder(s.endpoints().toArray(String[]::new));
+    if (s.keyPrefix() != null) {
+      b.keyPrefix(s.keyPrefix());
     }
-    List<String> endpoints = Arrays.stream(LeaseStoreFactory.require(settings, ENDPOINTS).split(","))
-        .map(String::trim).filter(s -> !s.isEmpty()).toList();
-    EtcdLeaseStore.Builder b = EtcdLeaseStore.builder(endpoints.toArray(String[]::new));
-    String prefix = settings.get(KEY_PREFIX);
-    if (prefix != null) {
-      b.keyPrefix(prefix);
-    }
-    String timeout = settings.get(CALL_TIMEOUT_MS);
-    if (timeout != null) {
-      long ms;
-      try {
-        ms = Long.parseLong(timeout.trim());
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("setting '" + CALL_TIMEOUT_MS + "' must be a whole number"
-            + " of milliseconds, was '" + timeout + "'", e);
-      }
-      b.callTimeout(Duration.ofMillis(ms));
+    if (s.callTimeout() != null) {
+      b.callTimeout(s.callTimeout());
     }
     return b.build();
+  }
+
+  /**
+   * The settings every etcd factory of this module reads ({@link #ENDPOINTS}, {@link #KEY_PREFIX},
+   * {@link #CALL_TIMEOUT_MS}); absent optional ones are null.
+   */
+  record Settings(List<String> endpoints, String keyPrefix, Duration callTimeout) {
+
+    /**
+     * @param what names the settings in messages, e.g. {@code etcd store}
+     * @throws IllegalArgumentException for an unknown setting (named), a missing
+     *     {@code endpoints} or a {@code callTimeoutMs} that is not a whole number
+     */
+    static Settings parse(Map<String, String> settings, String what) {
+      Set<String> unknown = new TreeSet<>(settings.keySet());
+      unknown.removeAll(KNOWN);
+      if (!unknown.isEmpty()) {
+        throw new IllegalArgumentException("unknown " + what + " settings " + unknown
+            + "; known are " + new TreeSet<>(KNOWN));
+      }
+      List<String> endpoints = Arrays.stream(LeaseStoreFactory.require(settings, ENDPOINTS)
+          .split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+      String timeout = settings.get(CALL_TIMEOUT_MS);
+      Duration callTimeout = null;
+      if (timeout != null) {
+        try {
+          callTimeout = Duration.ofMillis(Long.parseLong(timeout.trim()));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("setting '" + CALL_TIMEOUT_MS + "' must be a whole"
+              + " number of milliseconds, was '" + timeout + "'", e);
+        }
+      }
+      return new Settings(endpoints, settings.get(KEY_PREFIX), callTimeout);
+    }
   }
 }

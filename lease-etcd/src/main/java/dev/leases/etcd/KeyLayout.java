@@ -17,11 +17,15 @@ import java.nio.charset.StandardCharsets;
  *       then equals the token), or {@code released|token|holder} written by the releasing one. It is
  *       the evidence that tells an expired lease from a released one, and remembers the last token.
  *   <li>{@code p/fence/E(r)} — the fence of a resource {@code r} guarded by {@link EtcdFence}.
+ *   <li>{@code p/once/E(j)/} — the run records of job {@code j} kept by {@link EtcdRunLedger}:
+ *       {@code fence} (the highest token that began an attempt, 19 zero-padded digits),
+ *       {@code attempt/NNNNNNNNNNNNNNNNNNN} (one record per attempt, the id zero-padded to 19 digits
+ *       so that key order is id order) and {@code done/E(run)} (the completion of a run).
  * </ul>
  *
  * <p>Everything under {@code p/} is reserved: a resource key guarded by a fence with prefix {@code p}
- * must lie outside it ({@link #requireResource}), so no fenced write reaches a lease, companion or
- * fence key, and no resource key equals another resource's fence key.
+ * must lie outside it ({@link #requireResource}), so no fenced write reaches a lease, companion,
+ * fence or run-ledger key, and no resource key equals another resource's fence key.
  *
  * <p>{@code E} percent-encodes the UTF-8 bytes of the name except {@code A-Z a-z 0-9 - . _ ~}. The
  * encoding is injective and never produces {@code /}, so a name cannot reach into another prefix's
@@ -82,15 +86,50 @@ final class KeyLayout {
   String requireResource(String key) {
     LeaseArguments.requireText("resource key", key, MAX_RESOURCE_LENGTH);
     if (key.startsWith(prefix + "/")) {
-      throw new IllegalArgumentException("resource key '" + LastTenure.abbreviate(key) + "' is inside '"
-          + prefix + "/', reserved for the lease, companion and fence keys of key prefix '" + prefix
-          + "'; keep guarded data outside it, e.g. under '" + prefix + "-data/'");
+      throw new IllegalArgumentException("resource key '" + LastTenure.abbreviate(key)
+          + "' is inside '" + prefix + "/', reserved for the lease, companion, fence and run-ledger"
+          + " keys of key prefix '" + prefix + "'; keep guarded data outside it, e.g. under '" + prefix + "-data/'");
     }
     return key;
   }
 
   private ByteSequence key(String kind, String name) {
-    return ByteSequence.from(prefix + "/" + kind + "/" + encode(name), StandardCharsets.UTF_8);
+    return utf8(prefix + "/" + kind + "/" + encode(name));
+  }
+
+  /** {@code p/once/E(job)/}: every run-ledger key of {@code job} starts with it. */
+  ByteSequence runJobPrefix(String job) {
+    return utf8(runJob(job));
+  }
+
+  /** The job's run fence: the highest token that began an attempt of {@code job}. */
+  ByteSequence runFenceKey(String job) {
+    return utf8(runJob(job) + "fence");
+  }
+
+  /** The prefix of the job's attempt records; their keys sort in attempt-id order. */
+  ByteSequence runAttemptPrefix(String job) {
+    return utf8(runJob(job) + "attempt/");
+  }
+
+  ByteSequence runAttemptKey(String job, long attempt) {
+    if (attempt <= 0) {
+      throw new IllegalArgumentException("an attempt id is positive, got " + attempt);
+    }
+    return utf8(runJob(job) + "attempt/" + String.format("%019d", attempt));
+  }
+
+  /** The completion record of (job, run). */
+  ByteSequence runDoneKey(String job, String run) {
+    return utf8(runJob(job) + "done/" + encode(run));
+  }
+
+  private String runJob(String job) {
+    return prefix + "/once/" + encode(job) + "/";
+  }
+
+  private static ByteSequence utf8(String s) {
+    return ByteSequence.from(s, StandardCharsets.UTF_8);
   }
 
   static String encode(String s) {

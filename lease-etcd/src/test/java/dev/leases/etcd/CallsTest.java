@@ -12,6 +12,7 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.net.ConnectException;
@@ -102,6 +103,18 @@ class CallsTest {
           Status.UNAVAILABLE));
     }, calls.budget(), "test")).isInstanceOf(LeaseStoreUnavailableException.class);
     assertThat(once).hasValue(1);
+  }
+
+  /** The client's gRPC deadline and our own wait are both callTimeout: either may fire first. */
+  @Test
+  void aGrpcDeadlineReadsLikeOurOwnTimeout() {
+    Calls calls = new Calls(Duration.ofSeconds(5), () -> false, "http://test:2379");
+    assertThatThrownBy(() -> calls.retrying(() -> CompletableFuture.failedFuture(
+        new StatusRuntimeException(Status.DEADLINE_EXCEEDED.withDescription(
+            "CallOptions deadline exceeded after 4.99s"))), calls.budget(), "test"))
+        .isInstanceOf(LeaseStoreUnavailableException.class)
+        .hasMessageContaining("did not answer 'test' within the call timeout of PT5S")
+        .hasMessageContaining("outcome unknown").hasMessageContaining("raise callTimeout");
   }
 
   @Test

@@ -195,6 +195,9 @@ class EtcdClusterFaultsTest {
     assertThat(tb).as("b takes over while a's only member is stopped").isGreaterThan(ta);
     assertThat(a.currentToken()).as("a has stood down").isZero();
     assertThat(aEvents.events).as("a's events").anyMatch(e -> e.startsWith("lost " + ta + " "));
+    // Listener callbacks run on a pool after the loop's own state changes: wait for b's.
+    await("b's acquired callback").atMost(Duration.ofSeconds(10))
+        .until(() -> bEvents.acquiredAtNanos != 0);
     assertThat(aEvents.lostAtNanos).as("a stood down before b took over")
         .isLessThan(bEvents.acquiredAtNanos);
     assertThat(probe.inspect(name)).isInstanceOfSatisfying(LeaseState.Held.class,

@@ -103,6 +103,19 @@ final class Jdbc {
     }
   }
 
+  /**
+   * Rolls back, bounded by {@code callTimeout} on the socket, and, only once that succeeded,
+   * restores autocommit (which would otherwise commit); failures are added to {@code cause}.
+   */
+  static void rollbackQuietly(Connection c, Throwable cause, Duration callTimeout) {
+    try (NetworkBound bound = boundNetwork(c, callTimeout)) {
+      c.rollback();
+      c.setAutoCommit(true);
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
   static String isolationName(int level) {
     switch (level) {
       case Connection.TRANSACTION_NONE:

@@ -157,21 +157,21 @@ public final class JdbcFence {
       c.setAutoCommit(false);
       advanceOrThrow(c, resource, token);
     } catch (SQLException e) {
-      rollbackQuietly(c, e);
+      Jdbc.rollbackQuietly(c, e, callTimeout);
       throw Jdbc.unavailable(what(resource, token), e, "nothing was written");
     } catch (RuntimeException e) {
-      rollbackQuietly(c, e);
+      Jdbc.rollbackQuietly(c, e, callTimeout);
       throw e;
     }
     T result;
     try {
       result = work.run(c);
     } catch (SQLException e) {
-      rollbackQuietly(c, e);
+      Jdbc.rollbackQuietly(c, e, callTimeout);
       throw new LeaseException(what(resource, token) + ": the work failed (SQLState "
           + e.getSQLState() + ") and was rolled back: " + e.getMessage(), e);
     } catch (RuntimeException | Error e) {
-      rollbackQuietly(c, e);
+      Jdbc.rollbackQuietly(c, e, callTimeout);
       throw e;
     }
     try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(c, callTimeout)) {
@@ -278,16 +278,6 @@ public final class JdbcFence {
   private void ensureSchema() {
     if (schema != null) {
       schema.ensure("fence table " + names);
-    }
-  }
-
-  /** Rolls back and, only once that succeeded, restores autocommit (which would otherwise commit). */
-  private void rollbackQuietly(Connection c, Throwable cause) {
-    try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(c, callTimeout)) {
-      c.rollback();
-      c.setAutoCommit(true);
-    } catch (SQLException e) {
-      cause.addSuppressed(e);
     }
   }
 

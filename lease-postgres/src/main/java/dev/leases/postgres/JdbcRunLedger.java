@@ -267,7 +267,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
         endTransaction(c, networkTimeout);
         return result;
       } catch (SQLException | RuntimeException | Error e) {
-        rollbackQuietly(c, e);
+        Jdbc.rollbackQuietly(c, e, callTimeout);
         throw e;
       }
     } finally {
@@ -396,16 +396,6 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     if (attempt.status() != RunRecord.Status.STARTED) {
       throw new IllegalArgumentException("pass the STARTED record that begin() returned; got a "
           + attempt.status() + " one");
-    }
-  }
-
-  /** Rolls back and, only once that succeeded, restores autocommit (which would otherwise commit). */
-  private static void rollbackQuietly(Connection c, Throwable cause) {
-    try {
-      c.rollback();
-      c.setAutoCommit(true);
-    } catch (SQLException e) {
-      cause.addSuppressed(e);
     }
   }
 
