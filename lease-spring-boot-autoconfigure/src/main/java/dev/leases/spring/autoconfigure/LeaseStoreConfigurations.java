@@ -19,9 +19,15 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -205,8 +211,19 @@ final class LeaseStoreConfigurations {
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "dev.leases.etcd.EtcdLeaseStore")
   @ConditionalOnProperty(name = BACKEND, havingValue = "etcd", matchIfMissing = true)
-  @ConditionalOnProperty("leases.etcd.endpoints[0]")
+  @Conditional(Etcd.EndpointsSet.class)
   static class Etcd {
+
+    /** {@code leases.etcd.endpoints} is set, as a comma-separated value or indexed entries. */
+    static final class EndpointsSet implements Condition {
+      @Override
+      public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+        return Binder.get(context.getEnvironment())
+            .bind("leases.etcd.endpoints", Bindable.listOf(String.class))
+            .map(l -> !l.isEmpty()).orElse(false);
+      }
+    }
+
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean({LeaseStore.class, Backend.class})
     Backend leasesBackend(LeasesProperties p) {
@@ -216,6 +233,18 @@ final class LeaseStoreConfigurations {
         b.callTimeout(p.getCallTimeout());
       }
       return new Backend("etcd", b.build());
+    }
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(RunLedger.class)
+    @ConditionalOnBean(Backend.class)
+    dev.leases.etcd.EtcdRunLedger runLedger(LeasesProperties p) {
+      var b = dev.leases.etcd.EtcdRunLedger.builder(
+          p.getEtcd().getEndpoints().toArray(String[]::new)).keyPrefix(p.getEtcd().getKeyPrefix());
+      if (p.getCallTimeout() != null) {
+        b.callTimeout(p.getCallTimeout());
+      }
+      return b.build();
     }
 
   }

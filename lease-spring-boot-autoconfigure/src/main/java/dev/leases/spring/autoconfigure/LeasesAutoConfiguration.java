@@ -105,7 +105,7 @@ public class LeasesAutoConfiguration {
     return new RunOnceInterceptor(store::getObject, () -> ledger.getIfAvailable(() -> {
       throw new IllegalStateException("@RunOnce needs a RunLedger bean: none is auto-configured"
           + " for " + store.getObject() + " (the PostgreSQL backend uses the DataSource, Redis"
-          + " and Consul keep records beside their leases, etcd has no ledger); define one");
+          + ", etcd and Consul keep records beside their leases); define one");
     }), ttl, beanFactory, recorder.getIfAvailable(), Clock.systemUTC());
   }
 

@@ -122,6 +122,16 @@ class LeasesAutoConfigurationTest {
   }
 
   @Test
+  void etcdEndpointsGiveAnEtcdStoreAndLedger() {
+    runner.withPropertyValues("leases.etcd.endpoints=http://127.0.0.1:1").run(ctx -> {
+      assertThat(ctx).hasNotFailed().hasSingleBean(LeaseStore.class)
+          .hasSingleBean(RunLedger.class);
+      assertThat(ctx.getBean(LeaseStore.class).toString()).contains("Etcd");
+      assertThat(ctx.getBean(RunLedger.class)).isInstanceOf(dev.leases.etcd.EtcdRunLedger.class);
+    });
+  }
+
+  @Test
   void propertiesBind() {
     withDataSource.withPropertyValues("leases.default-ttl=45s", "leases.call-timeout=750ms",
         "leases.postgres.table=my_leases", "leases.redis.key-prefix=app",
