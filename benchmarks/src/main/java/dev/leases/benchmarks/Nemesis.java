@@ -7,14 +7,10 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.LocalDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 
 /** The {@code nemesis} command: checks libfaketime, runs {@link NemesisRun} per backend, reports. */
@@ -47,8 +43,7 @@ final class Nemesis {
         chosen.add(k);
       }
     }
-    String runId = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").format(LocalDateTime.now())
-        + "-" + HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
+    String runId = Bench.runId();
     Path logs = Files.createDirectories(o.out != null ? o.out
         : Path.of("reports", "nemesis-" + runId));
     Progress progress = new Progress(err);
