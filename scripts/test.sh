@@ -22,5 +22,10 @@ java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgr
   --start-local --trials 1 --latency-samples 30 --scale 1,10 --scale-rounds 1 \
   --out benchmarks/target/bench-smoke >/dev/null
 
+# Nemesis: seeded random faults on every backend, at most about a minute each; exits 1 on a violation.
+java -jar benchmarks/target/leases-benchmarks.jar nemesis --backends memory,postgres,redis,etcd,consul \
+  --start-local --changes 30 --max-seconds 60 --seed 1 --out benchmarks/target/nemesis-smoke \
+  2>benchmarks/target/nemesis-smoke.log || { tail -40 benchmarks/target/nemesis-smoke.log; exit 1; }
+
 python3 scripts/test-summary.py
 echo "test command wall time: $(( $(date +%s) - started )) s"

@@ -53,8 +53,7 @@ final class Bench {
       return 2;
     }
     Instant started = Instant.now();
-    String runId = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").format(LocalDateTime.now())
-        + "-" + HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
+    String runId = runId();
     RunResult run = new RunResult(runId, started, o);
     for (Backends.Kind k : Backends.ALL) {
       if (!chosen.contains(k) && !k.name().equals("custom")) {
@@ -131,6 +130,12 @@ final class Bench {
       return 1;
     }
     return run.hasErrors() ? 3 : 0;
+  }
+
+  /** A run's id: local time to the second and four random hex digits. */
+  static String runId() {
+    return DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").format(LocalDateTime.now())
+        + "-" + HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
   }
 
   private interface Part {

@@ -158,7 +158,7 @@ final class BenchOptions {
     return out;
   }
 
-  private static int positive(String option, String v) {
+  static int positive(String option, String v) {
     try {
       int n = Integer.parseInt(v.trim());
       if (n > 0) {

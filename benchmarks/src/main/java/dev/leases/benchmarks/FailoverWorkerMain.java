@@ -1,9 +1,12 @@
 package dev.leases.benchmarks;
 
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
 import dev.leases.LeaseStore;
 import dev.leases.leader.LeaderListener;
 import dev.leases.leader.LeaderLoop;
 import dev.leases.leader.LossReason;
+import dev.leases.spi.ForwardingLeaseStore;
 import dev.leases.tck.process.ChildArgs;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -16,6 +19,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * One peer of the failover benchmark, in its own JVM: a {@link LeaderLoop} on the lease and a work
@@ -25,7 +29,8 @@ import java.time.Duration;
  * {@code SIGSTOP} mid-unit resumes and sends its "end" write with the token it started with.
  *
  * <p>Arguments: {@code --factory=CLASS [--setting=K=V ...] --name=LEASE --ttl-ms=N --fence-port=P
- * --worker=ID [--work-ms=20]}. Stdout: {@code READY}, {@code ACQUIRED t}, {@code LOST t REASON},
+ * --worker=ID [--work-ms=20] [--history-port=P]}; with a history port every grant is reported to
+ * the nemesis harness ({@link ReportingStore}). Stdout: {@code READY}, {@code ACQUIRED t}, {@code LOST t REASON},
  * {@code FENCED t highest}, {@code CLOSED}. Stdin: {@code CLOSE} stops the work loop, closes the
  * leader loop (which releases the lease) and exits; end of input does the same.
  */
@@ -38,7 +43,10 @@ public final class FailoverWorkerMain {
     String worker = parsed.require("worker");
     long workMs = parsed.longOr("work-ms", 20);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    LeaseStore store = parsed.recipe().open();
+    LeaseStore opened = parsed.recipe().open();
+    long historyPort = parsed.longOr("history-port", 0);
+    LeaseStore store = historyPort > 0
+        ? new ReportingStore(opened, (int) historyPort, worker) : opened;
     LeaderLoop loop = LeaderLoop.builder(store, parsed.require("name"))
         .ttl(Duration.ofMillis(parsed.requireLong("ttl-ms")))
         .listener(new LeaderListener() {
@@ -107,20 +115,74 @@ public final class FailoverWorkerMain {
 
   /** The worker's connection to the {@link FenceServer}. */
   private static final class Fence {
-    private final int port;
+    private final LineClient client;
     private final String worker;
     private long seq;
-    private Socket socket;
-    private BufferedReader in;
-    private Writer w;
 
     Fence(int port, String worker) {
-      this.port = port;
+      this.client = new LineClient(port);
       this.worker = worker;
     }
 
     /** Returns true if accepted; prints FENCED when rejected. */
     boolean write(long token, PrintStream out) throws IOException {
+      String reply = client.call("WRITE " + token + " " + worker + " " + (++seq));
+      if (reply.startsWith("REJECTED ")) {
+        out.println("FENCED " + token + " " + reply.substring("REJECTED ".length()));
+        return false;
+      }
+      return reply.equals("OK");
+    }
+  }
+
+  /**
+   * Reports every grant the store makes to this worker to the nemesis harness's {@link GrantLog},
+   * bracketing each acquire-or-renew call: {@code TRY} is acknowledged <em>before</em> the call is
+   * sent and {@code GRANT} is sent after it returns, so the harness knows an interval of its own
+   * clock that contains the grant. A report that cannot be delivered is logged and skipped (the
+   * call still goes out); the harness counts grants reported without a {@code TRY}.
+   */
+  static final class ReportingStore extends ForwardingLeaseStore {
+    private final LineClient client;
+    private final String worker;
+
+    ReportingStore(LeaseStore delegate, int port, String worker) {
+      super(delegate);
+      this.client = new LineClient(port);
+      this.worker = worker;
+    }
+
+    @Override
+    public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
+      String attempt = report("TRY " + worker);
+      Optional<LeaseGrant> g = super.acquireOrRenew(name, holder, ttl);
+      g.ifPresent(grant -> report("GRANT " + (attempt.startsWith("OK ") ? attempt.substring(3)
+          : "-1") + " " + grant.token() + " " + grant.holder().value() + " " + worker));
+      return g;
+    }
+
+    private synchronized String report(String line) {
+      try {
+        return client.call(line);
+      } catch (IOException e) {
+        System.err.println("grant report '" + line + "' not delivered: " + e);
+        return "";
+      }
+    }
+  }
+
+  /** One loopback connection for request/reply lines, reopened after a failure. */
+  private static final class LineClient {
+    private final int port;
+    private Socket socket;
+    private BufferedReader in;
+    private Writer w;
+
+    LineClient(int port) {
+      this.port = port;
+    }
+
+    synchronized String call(String line) throws IOException {
       try {
         if (socket == null) {
           socket = new Socket();
@@ -131,17 +193,13 @@ public final class FailoverWorkerMain {
               StandardCharsets.UTF_8));
           w = new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8);
         }
-        w.write("WRITE " + token + " " + worker + " " + (++seq) + "\n");
+        w.write(line + "\n");
         w.flush();
         String reply = in.readLine();
         if (reply == null) {
-          throw new IOException("fence server closed the connection");
+          throw new IOException("the harness closed the connection on port " + port);
         }
-        if (reply.startsWith("REJECTED ")) {
-          out.println("FENCED " + token + " " + reply.substring("REJECTED ".length()));
-          return false;
-        }
-        return reply.equals("OK");
+        return reply;
       } catch (IOException e) {
         if (socket != null) {
           socket.close();

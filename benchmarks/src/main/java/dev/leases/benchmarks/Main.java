@@ -16,6 +16,10 @@ public final class Main {
       "                      `bench --help` lists the options",
       "  demo [--ttl-ms N]   a leader, a paused stale leader (SIGSTOP) and its write fenced out,",
       "                      on embedded PostgreSQL (or $LEASES_POSTGRES_URL when set)",
+      "  nemesis --changes N [options]",
+      "                      seeded random faults (pauses, kills, restored snapshots, clock steps,",
+      "                      network stalls and cuts, store restarts) until N leadership changes,",
+      "                      then a checker over grants and fenced writes. `nemesis --help`",
       "  help                this text");
 
   public static void main(String[] args) throws Exception {
@@ -24,6 +28,7 @@ public final class Main {
     switch (command) {
       case "demo" -> System.exit(Demo.run(rest, System.out));
       case "bench" -> System.exit(Bench.run(rest, System.out, System.err));
+      case "nemesis" -> System.exit(Nemesis.run(rest, System.out, System.err));
       case "help", "--help", "-h" -> System.out.println(USAGE);
       default -> {
         System.err.println("unknown command '" + command + "'\n\n" + USAGE);

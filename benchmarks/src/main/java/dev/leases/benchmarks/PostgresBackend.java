@@ -52,6 +52,11 @@ final class PostgresBackend implements Backend {
     }
   }
 
+  /** The JDBC URL clients use. */
+  String url() {
+    return url;
+  }
+
   @Override
   public String name() {
     return "postgres";

@@ -50,6 +50,11 @@ final class RedisBackend implements Backend {
     }
   }
 
+  /** The redis-server this backend started, or null for an external one. */
+  LocalProcessServer local() {
+    return local;
+  }
+
   @Override
   public String name() {
     return "redis";

@@ -22,10 +22,19 @@ final class WorkerProcess implements AutoCloseable {
 
   static WorkerProcess start(String id, StoreRecipe recipe, String lease, Duration ttl,
       int fencePort, long workMs, Path log) throws IOException {
-    List<String> args = ChildArgs.format(recipe, Map.of("name", lease,
+    return start(id, recipe, lease, ttl, fencePort, workMs, log, Map.of(), Map.of());
+  }
+
+  /** Like the above, with extra worker options ({@code history-port}) and environment. */
+  static WorkerProcess start(String id, StoreRecipe recipe, String lease, Duration ttl,
+      int fencePort, long workMs, Path log, Map<String, String> options, Map<String, String> env)
+      throws IOException {
+    Map<String, String> all = new java.util.LinkedHashMap<>(Map.of("name", lease,
         "ttl-ms", Long.toString(ttl.toMillis()), "fence-port", Integer.toString(fencePort),
         "worker", id, "work-ms", Long.toString(workMs)));
-    return new WorkerProcess(id, ChildJvm.start(FailoverWorkerMain.class, args, log));
+    all.putAll(options);
+    return new WorkerProcess(id, ChildJvm.start(FailoverWorkerMain.class,
+        ChildArgs.format(recipe, all), log, env));
   }
 
   String id() {

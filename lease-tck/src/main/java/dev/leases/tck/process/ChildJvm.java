@@ -43,13 +43,24 @@ public final class ChildJvm implements AutoCloseable {
    * start, many fit on two cores), appending its stderr to {@code stderr}.
    */
   public static ChildJvm start(Class<?> main, List<String> args, Path stderr) throws IOException {
+    return start(main, args, stderr, java.util.Map.of());
+  }
+
+  /**
+   * Like {@link #start(Class, List, Path)}, with {@code env} added to the child's environment (for
+   * example {@code LD_PRELOAD} of a clock-faking library).
+   */
+  public static ChildJvm start(Class<?> main, List<String> args, Path stderr,
+      java.util.Map<String, String> env) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
         "-cp", System.getProperty("java.class.path"), main.getName()));
     cmd.addAll(args);
-    Process p = new ProcessBuilder(cmd)
-        .redirectError(ProcessBuilder.Redirect.appendTo(stderr.toFile())).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd)
+        .redirectError(ProcessBuilder.Redirect.appendTo(stderr.toFile()));
+    pb.environment().putAll(env);
+    Process p = pb.start();
     return new ChildJvm(p, stderr, "leases-child-" + main.getSimpleName());
   }
 

@@ -1,0 +1,91 @@
+package dev.leases.benchmarks;
+
+import java.util.List;
+import java.util.Random;
+
+/**
+ * The nemesis's seeded random schedule: the same seed, fault types and TTL give the same sequence
+ * of {@link Step}s. Which worker a step lands on is decided at run time from the step's
+ * {@code onLeader} and {@code pick} (the leader, or the {@code pick}-th eligible worker modulo their
+ * number), so the schedule itself does not depend on timing.
+ */
+final class NemesisSchedule {
+
+  /** The faults the nemesis can inject; {@link #label} is what the report prints. */
+  enum FaultType {
+    PAUSE_SHORT("pause-short"),
+    PAUSE_LONG("pause-long"),
+    KILL("kill"),
+    RESTART("restart"),
+    SNAPSHOT("snapshot"),
+    CLOCK_STEP("clock-step"),
+    NET_STALL("net-stall"),
+    NET_CUT("net-cut"),
+    STORE_RESTART("store-restart");
+
+    final String label;
+
+    FaultType(String label) {
+      this.label = label;
+    }
+
+    /** Whether it hurts one worker (the rest hurt the store). */
+    boolean onWorker() {
+      return this != STORE_RESTART;
+    }
+  }
+
+  /**
+   * One fault to inject.
+   *
+   * @param durationMs how long it lasts (pause, stall, cut, store downtime, respawn delay)
+   * @param gapMs quiet time after the fault has ended and the resource accepted a write again
+   * @param clockStepMs for {@link FaultType#CLOCK_STEP}: how far the worker's wall clock moves
+   */
+  record Step(int index, FaultType type, boolean onLeader, int pick, long durationMs, long gapMs,
+      long clockStepMs) {}
+
+  private static final long SECOND = 1000;
+  private static final long TWO_WEEKS = 14L * 24 * 3600 * SECOND;
+
+  private final Random random;
+  private final List<FaultType> types;
+  private final long ttlMs;
+  private int index;
+
+  NemesisSchedule(long seed, List<FaultType> types, long ttlMs) {
+    if (types.isEmpty()) {
+      throw new IllegalArgumentException("a schedule needs at least one fault type");
+    }
+    this.random = new Random(seed);
+    this.types = List.copyOf(types);
+    this.ttlMs = ttlMs;
+  }
+
+  Step next() {
+    FaultType type = types.get(random.nextInt(types.size()));
+    boolean onLeader = random.nextDouble() < 0.8;
+    int pick = random.nextInt(1 << 16);
+    long duration = switch (type) {
+      case PAUSE_SHORT -> ttl(0.2, 0.7);
+      case PAUSE_LONG, SNAPSHOT -> ttl(1.5, 3.0);
+      case NET_STALL, NET_CUT -> ttl(0.5, 3.0);
+      case KILL, RESTART -> ttl(0.0, 0.5);
+      case STORE_RESTART -> ttl(0.2, 1.5);
+      case CLOCK_STEP -> 0;
+    };
+    // log-uniform between a second and two weeks, either way
+    long step = Math.round(Math.exp(Math.log(SECOND) + random.nextDouble()
+        * (Math.log(TWO_WEEKS) - Math.log(SECOND))));
+    if (random.nextBoolean()) {
+      step = -step;
+    }
+    long gap = ttl(0.2, 1.0);
+    return new Step(++index, type, onLeader, pick, duration, gap,
+        type == FaultType.CLOCK_STEP ? step : 0);
+  }
+
+  private long ttl(double from, double to) {
+    return Math.round(ttlMs * (from + random.nextDouble() * (to - from)));
+  }
+}
