@@ -61,6 +61,21 @@ public final class EtcdServers {
     return shared().endpoint();
   }
 
+  /**
+   * Crashes the shared member ({@code SIGKILL}) and starts it again on the same ports and data
+   * directory; returns once it is healthy (it has replayed its WAL and elected itself leader).
+   * Clients reconnect by themselves. Needs the local server this class starts: one from
+   * {@code $LEASES_ETCD_ENDPOINTS} cannot be restarted.
+   */
+  public static synchronized void restartShared() throws Exception {
+    if (!(shared() instanceof LocalProcessServer local)) {
+      throw new AssertionError("restarting etcd needs the local etcd these tests start; the shared"
+          + " server is " + shared.description() + ": unset " + ENV_VAR + " to run this test");
+    }
+    local.restart(Duration.ofSeconds(30));
+    awaitHealthy(local.port(), Duration.ofSeconds(30));
+  }
+
   /** The shared server's endpoints as a list. */
   public static List<String> endpointList() {
     return List.of(endpoints().split(","));
