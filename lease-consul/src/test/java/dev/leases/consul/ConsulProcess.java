@@ -10,6 +10,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A dedicated local Consul agent for tests that disturb it (stop, restart, pause) or need another
@@ -18,6 +20,8 @@ import java.util.stream.Stream;
  * goes to {@code consul.log} in the work directory.
  */
 final class ConsulProcess implements AutoCloseable {
+
+  private static final Logger logger = LoggerFactory.getLogger(ConsulProcess.class);
 
   private final List<String> argv;
   private final Path dir;
@@ -110,8 +114,11 @@ final class ConsulProcess implements AutoCloseable {
 
   /** Stops the agent and starts it again with the same ports and data directory. */
   void restart() throws IOException, InterruptedException {
+    long begin = System.nanoTime();
     stop();
     start();
+    logger.info("restarted consul on {}: leader and node registered after {} ms", url(),
+        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin));
   }
 
   /** {@code SIGSTOP}: the agent keeps its sockets open but answers nothing. */

@@ -68,6 +68,21 @@ class EtcdLeaseStoreTckTest extends LeaseStoreTck {
     admin.getKVClient().delete(keys.lastKey(name)).get(10, TimeUnit.SECONDS);
   }
 
+  /** A watch on the lease key sees the {@code DELETE} and the store fires the hint. */
+  @Override
+  protected boolean deliversHintsOnOutOfBandDelete() {
+    return true;
+  }
+
+  /**
+   * A crash of the shared member, which comes back from its data directory: revisions (the tokens)
+   * continue where they were. The kit's admin client and other classes' clients reconnect.
+   */
+  @Override
+  protected void restartStore() throws Exception {
+    EtcdServers.restartShared();
+  }
+
   @Override
   protected Duration expirySlack() {
     return Duration.ofSeconds(1);

@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The etcd server the tests share: {@code $LEASES_ETCD_ENDPOINTS} (comma-separated
@@ -31,6 +33,7 @@ public final class EtcdServers {
       + ENV_VAR + "=http://127.0.0.1:2379";
   static final String IMAGE = "quay.io/coreos/etcd:v3.5.17";
 
+  private static final Logger log = LoggerFactory.getLogger(EtcdServers.class);
   private static TestServer shared;
 
   private EtcdServers() {}
@@ -59,6 +62,24 @@ public final class EtcdServers {
   /** The shared server's endpoints, comma-separated. */
   public static String endpoints() {
     return shared().endpoint();
+  }
+
+  /**
+   * Crashes the shared member ({@code SIGKILL}) and starts it again on the same ports and data
+   * directory; returns once it is healthy (it has replayed its WAL and elected itself leader).
+   * Clients reconnect by themselves. Needs the local server this class starts: one from
+   * {@code $LEASES_ETCD_ENDPOINTS} cannot be restarted.
+   */
+  public static synchronized void restartShared() throws Exception {
+    if (!(shared() instanceof LocalProcessServer local)) {
+      throw new AssertionError("restarting etcd needs the local etcd these tests start; the shared"
+          + " server is " + shared.description() + ": unset " + ENV_VAR + " to run this test");
+    }
+    long start = System.nanoTime();
+    local.restart(Duration.ofSeconds(30));
+    awaitHealthy(local.port(), Duration.ofSeconds(30));
+    log.info("restarted {}: healthy after {} ms", local.description(),
+        java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
   }
 
   /** The shared server's endpoints as a list. */

@@ -14,7 +14,9 @@ import java.util.Map;
 
 /**
  * The compatibility kit against PostgreSQL: the embedded server by default, or the one at
- * {@code $LEASES_POSTGRES_URL}. Every client (and the child JVMs) opens its own pool through
+ * {@code $LEASES_POSTGRES_URL} (then the restart scenario needs the cluster of
+ * {@code scripts/start-external-postgres.sh}). A {@code DELETE} by hand sends no NOTIFY, so the kit
+ * expects no hint for it. Every client (and the child JVMs) opens its own pool through
  * {@link PostgresLeaseStoreFactory}, as separate processes would.
  */
 class PostgresLeaseStoreTckTest extends LeaseStoreTck {
@@ -52,6 +54,15 @@ class PostgresLeaseStoreTckTest extends LeaseStoreTck {
         pool.close();
       }
     };
+  }
+
+  /**
+   * A crash restart of the shared server on its data directory (see
+   * {@link PostgresServers#restartShared}); the sequence that issues tokens survives it.
+   */
+  @Override
+  protected void restartStore() throws Exception {
+    PostgresServers.restartShared();
   }
 
   @Override

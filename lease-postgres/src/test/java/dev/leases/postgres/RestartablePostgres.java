@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * A dedicated embedded PostgreSQL that a test can crash and restart on the same data directory and
- * port: {@link #crash()} sends the postmaster SIGQUIT, which is what {@code pg_ctl stop -m
+ * An embedded PostgreSQL (a dedicated one, or the module's shared one) that a test can crash and
+ * restart on the same data directory and port: {@link #crash()} sends the postmaster SIGQUIT, which is what {@code pg_ctl stop -m
  * immediate} does (no checkpoint, crash recovery on the next start). {@code synchronous_commit} is
  * on, as in a default server, so a commit the client saw survives.
  */

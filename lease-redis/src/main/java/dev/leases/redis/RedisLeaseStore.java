@@ -268,10 +268,12 @@ public final class RedisLeaseStore implements LeaseStore {
   }
 
   /**
-   * The highest token recorded for {@code name}: the counter (which always holds the last token
-   * issued), or the live or last tenure's token if the counter was deleted by hand. Empty when
-   * none is recorded — never issued, or the server restarted without persistence (the next grant
-   * is still larger than any earlier one).
+   * A fencing bound for {@code name}: the highest token recorded — the counter (which always holds
+   * the last token issued), or the live or last tenure's token if the counter was deleted by hand.
+   * When nothing is recorded (never granted, or a server without persistence restarted and lost
+   * every key) it is the server's time in ms minus one: every earlier token was clamped up to the
+   * server's time when it was issued, and the next grant is clamped up to a later time, so it is
+   * larger (same caveats as the clamp, see the class comment). Never empty.
    */
   @Override
   public OptionalLong token(String name) {
@@ -286,7 +288,7 @@ public final class RedisLeaseStore implements LeaseStore {
    * Reads the lease in one script, from the server. HELD: the lease key lives ({@code remaining} is
    * its {@code PTTL}). EXPIRED: no lease key, and the last tenure's expiry (server ms) has passed
    * without a release. FREE otherwise (never granted, released, or deleted out of band), with the
-   * highest token recorded.
+   * same bound as {@link #token}.
    */
   @Override
   public LeaseState inspect(String name) {

@@ -104,7 +104,8 @@ final class Scripts {
    * KEYS: lease, fence, last. Reply:
    * {@code {1, holder, token, pttlMs, nowMs}} held;
    * {@code {2, holder, token, expiredAtMs}} expired and not taken;
-   * {@code {0, highestToken}} free (highest token 0 if none was ever issued).
+   * {@code {0, bound}} free: the highest token recorded, or without any record (never granted, or
+   * the server lost its memory) the server's time in ms minus one, see {@link #HIGHEST_TOKEN}.
    *
    * <p>When the last tenure should still be running but its lease key is gone (deleted out of
    * band), the evidence is cleared so that the lease reads FREE now and later, instead of turning
@@ -131,10 +132,18 @@ final class Scripts {
         end
         redis.call('HDEL', last, 'holder', 'exp')
       end
+      if hi <= 0 then hi = now - 1 end
       return {0, hi}
       """);
 
-  /** KEYS: fence, last, lease. Reply: the highest token recorded for the name, 0 if none. */
+  /**
+   * KEYS: fence, last, lease. Reply: the highest token recorded for the name; without any record
+   * (never granted, or a server without persistence restarted) the server's time in ms minus one.
+   * That is a bound too: every token was clamped up to the server's time when issued, and every
+   * later grant is clamped up to a later time, so it is larger. (Caveats as for the clamp: the
+   * server's clock must not step back, and a name granted more than 1000 times per second runs its
+   * counter ahead of the clock.)
+   */
   static final LuaScript HIGHEST_TOKEN = new LuaScript("token", GUARD + """
       local bad = foreign(KEYS[1], 'string') or foreign(KEYS[2], 'hash') or foreign(KEYS[3], 'hash')
       if bad then return bad end
@@ -143,6 +152,10 @@ final class Scripts {
       local ct = tonumber(redis.call('HGET', KEYS[3], 'token') or '0') or 0
       if lt > hi then hi = lt end
       if ct > hi then hi = ct end
+      if hi <= 0 then
+        local t = redis.call('TIME')
+        hi = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - 1
+      end
       return hi
       """);
 

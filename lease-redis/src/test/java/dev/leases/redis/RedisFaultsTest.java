@@ -46,6 +46,16 @@ class RedisFaultsTest {
           .isInstanceOf(LeaseStoreUnavailableException.class);
       redis.startAgain();
 
+      // every record is gone, yet the bound answered still fences every token issued before
+      long highest = Collections.max(before);
+      LeaseState churnedState = await().atMost(Duration.ofSeconds(20))
+          .ignoreExceptionsInstanceOf(LeaseStoreUnavailableException.class)
+          .until(() -> store.inspect(churned), st -> true);
+      assertThat(churnedState.lastToken()).as("inspect's bound after the restart")
+          .isGreaterThanOrEqualTo(highest);
+      assertThat(store.token(held).orElse(0)).as("token(name) after the restart")
+          .isGreaterThanOrEqualTo(highest);
+
       // the held lease vanished with the server's memory: a newcomer gets it, with a larger token
       HolderId newcomer = HolderId.generate();
       LeaseGrant taken = await().atMost(Duration.ofSeconds(20))

@@ -49,6 +49,16 @@ class RedisLeaseStoreTckTest extends LeaseStoreTck {
     return RedisLeaseStore.builder("redis://127.0.0.1:" + port).commandTimeout(callTimeout).build();
   }
 
+  /**
+   * A crash of the shared, non-persistent server: it comes back empty, counters and all (the store
+   * clamps new tokens to the server's {@code TIME}). The kit's {@code admin} connection and every
+   * other test class's clients reconnect by themselves.
+   */
+  @Override
+  protected void restartStore() throws Exception {
+    RedisServers.restartShared();
+  }
+
   /** An operator's {@code DEL} of the lease and of its last-tenure record; the counter stays. */
   @Override
   protected void deleteOutOfBand(String name) {

@@ -74,12 +74,23 @@ class RedisLeaseStoreTest {
     assertThat(t3).isEqualTo(t2);
   }
 
+  /**
+   * Nothing recorded: the bound is the server's clock (ms minus one), since every token is
+   * clamped up to it; the first grant is above it.
+   */
   @Test
-  void neverGrantedIsFreeWithoutToken() {
+  void neverGrantedIsFreeWithTheServersClockAsItsBound() {
     String n = name();
-    assertThat(store.inspect(n)).isEqualTo(new LeaseState.Free(n, 0));
-    assertThat(store.token(n)).isEmpty();
+    long before = System.currentTimeMillis();
+    LeaseState st = store.inspect(n);
+    assertThat(st).isInstanceOf(LeaseState.Free.class);
+    long bound = store.token(n).orElseThrow();
+    // the server runs on this machine: same clock, give or take a few seconds of scheduling
+    assertThat(st.lastToken()).isBetween(before - 5_000, System.currentTimeMillis() + 5_000);
+    assertThat(bound).isGreaterThanOrEqualTo(st.lastToken());
     assertThat(store.release(n, HolderId.generate())).isFalse();
+    assertThat(store.acquireOrRenew(n, HolderId.generate(), TTL).orElseThrow().token())
+        .isGreaterThan(bound);
   }
 
   @Test

@@ -49,6 +49,21 @@ public final class RedisServers {
     return shared().endpoint();
   }
 
+  /**
+   * Crashes the shared server and starts it again on the same port, without persistence as before:
+   * it comes back empty, as a production Redis without RDB or AOF does. Returns once it accepts
+   * connections; clients reconnect (Lettuce does so by itself). Takes well under a second. Needs
+   * the local server this class starts: one from {@code $LEASES_REDIS_URI} cannot be restarted.
+   */
+  public static synchronized void restartShared() throws Exception {
+    if (!(shared() instanceof LocalProcessServer local)) {
+      throw new AssertionError("restarting Redis needs the local redis-server these tests start;"
+          + " the shared server is " + shared.description() + ": unset " + ENV_VAR
+          + " to run this test");
+    }
+    local.restart(Duration.ofSeconds(30));
+  }
+
   /** The shared server's port, on 127.0.0.1 (for a {@code TcpProxy} in front of it). */
   public static int sharedPort() {
     return java.net.URI.create(sharedUri()).getPort();

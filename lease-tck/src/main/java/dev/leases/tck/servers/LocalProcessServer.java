@@ -12,26 +12,33 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A server binary started on a free loopback port with a throw-away data directory; closing it
  * kills the process and deletes the directory. Its output goes to {@code server.log} in that
- * directory (quoted in the error when it does not come up).
+ * directory (quoted in the error when it does not come up). {@link #restart} crashes it and starts
+ * the same command again on the same port and data directory, so that clients reconnect to it.
  */
 public final class LocalProcessServer implements TestServer {
 
-  private final Process process;
+  private static final Logger log = LoggerFactory.getLogger(LocalProcessServer.class);
+
+  private final String product;
+  private final List<String> argv;
   private final Path dataDir;
   private final String endpoint;
-  private final String description;
   private final int port;
+  private volatile Process process;
 
-  private LocalProcessServer(Process process, Path dataDir, String endpoint, String description,
-      int port) {
+  private LocalProcessServer(String product, List<String> argv, Process process, Path dataDir,
+      String endpoint, int port) {
+    this.product = product;
+    this.argv = List.copyOf(argv);
     this.process = process;
     this.dataDir = dataDir;
     this.endpoint = endpoint;
-    this.description = description;
     this.port = port;
   }
 
@@ -68,21 +75,49 @@ public final class LocalProcessServer implements TestServer {
     int port = FreePorts.pick();
     Path dir = Files.createTempDirectory("leases-" + product.toLowerCase().replace(' ', '-') + "-");
     List<String> argv = new ArrayList<>(command.argv(port, dir));
-    Path log = dir.resolve("server.log");
-    Process p = new ProcessBuilder(argv)
+    LocalProcessServer server = new LocalProcessServer(product, argv, launch(argv, dir), dir,
+        endpoint.apply(port), port);
+    server.awaitUp(startTimeout);
+    return server;
+  }
+
+  private static Process launch(List<String> argv, Path dir) throws IOException {
+    return new ProcessBuilder(argv)
         .redirectErrorStream(true)
-        .redirectOutput(log.toFile())
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.log").toFile()))
         .directory(dir.toFile())
         .start();
-    LocalProcessServer server = new LocalProcessServer(p, dir, endpoint.apply(port),
-        product + " pid " + p.pid() + " on 127.0.0.1:" + port + " (data " + dir + ")", port);
-    if (!FreePorts.awaitListening(port, startTimeout) || !p.isAlive()) {
+  }
+
+  private void awaitUp(Duration startTimeout) throws IOException, InterruptedException {
+    if (!FreePorts.awaitListening(port, startTimeout) || !process.isAlive()) {
+      Path log = dataDir.resolve("server.log");
       String out = Files.exists(log) ? Files.readString(log) : "";
-      server.close();
+      close();
       throw new IOException(product + " did not listen on port " + port + " within " + startTimeout
           + "; command " + argv + "; output:\n" + tail(out));
     }
-    return server;
+  }
+
+  /**
+   * Crashes the server ({@code SIGKILL}: no shutdown work, whatever it had not made durable is
+   * gone) and starts the same command again, on the same port and data directory; returns once it
+   * listens. A server without persistence comes back empty; one with a data directory recovers from
+   * it. Clients see their connections drop and must reconnect. If it does not come back within
+   * {@code startTimeout}, it is closed (data deleted) and this throws with its output.
+   */
+  public synchronized void restart(Duration startTimeout) throws IOException,
+      InterruptedException {
+    long start = System.nanoTime();
+    Process old = process;
+    old.destroyForcibly();
+    if (!old.waitFor(30, TimeUnit.SECONDS)) {
+      throw new IOException(product + " pid " + old.pid() + " did not exit after SIGKILL");
+    }
+    process = launch(argv, dataDir);
+    awaitUp(startTimeout);
+    log.info("{}: crashed pid {} and restarted as pid {} on port {}, listening after {} ms", product,
+        old.pid(), process.pid(), port, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
   }
 
   private static String tail(String s) {
@@ -93,6 +128,7 @@ public final class LocalProcessServer implements TestServer {
     return port;
   }
 
+  /** The current process's id (a new one after {@link #restart}). */
   public long pid() {
     return process.pid();
   }
@@ -108,11 +144,12 @@ public final class LocalProcessServer implements TestServer {
 
   @Override
   public String description() {
-    return description;
+    return product + " pid " + process.pid() + " on 127.0.0.1:" + port + " (data " + dataDir + ")";
   }
 
   @Override
   public void close() {
+    Process process = this.process;
     process.destroy();
     try {
       if (!process.waitFor(10, TimeUnit.SECONDS)) {

@@ -127,6 +127,30 @@ class TestServersTest {
   }
 
   @Test
+  void restartedLocalProcessServerIsANewProcessOnTheSamePortAndDataDirectory() throws Exception {
+    Optional<Path> python = LocalProcessServer.findBinary("python3");
+    assertThat(python).as("python3 is part of the machine image").isPresent();
+    // serves its working directory, the data directory: a file written there survives the restart
+    try (LocalProcessServer s = LocalProcessServer.start("Echo", (port, dir) -> List.of(
+        python.get().toString(), "-m", "http.server", Integer.toString(port), "--bind",
+        "127.0.0.1"), port -> "http://127.0.0.1:" + port, java.time.Duration.ofSeconds(20))) {
+      java.nio.file.Files.writeString(s.dataDir().resolve("kept.txt"), "kept");
+      long pid = s.pid();
+      int port = s.port();
+      s.restart(java.time.Duration.ofSeconds(20));
+      assertThat(s.pid()).isNotEqualTo(pid);
+      assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).isNotEqualTo(Optional.of(true));
+      assertThat(s.port()).isEqualTo(port);
+      java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+          java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.endpoint() + "/kept.txt"))
+              .timeout(java.time.Duration.ofSeconds(10)).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      assertThat(r.body()).isEqualTo("kept");
+      assertThat(s.description()).contains("pid " + s.pid());
+    }
+  }
+
+  @Test
   void localProcessServerThatNeverListensFailsWithItsOutput() {
     assertThatThrownBy(() -> LocalProcessServer.start("Silent", (port, dir) -> List.of(
         "sh", "-c", "echo refusing to start; exit 3"), port -> "x", java.time.Duration.ofSeconds(2)))
