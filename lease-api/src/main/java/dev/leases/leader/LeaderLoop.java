@@ -1,5 +1,6 @@
 package dev.leases.leader;
 
+import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
@@ -13,6 +14,7 @@ import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
@@ -44,7 +46,9 @@ import org.slf4j.LoggerFactory;
  *       a pause, a restore or a clock step: the loop stands down and takes a fresh holder id (a
  *       restored snapshot may be running twice), then contends again.
  *   <li>As a follower, sleeps until the expiry it last read from the store, or until the store hints
- *       that the lease was released.
+ *       that the lease was released. It asks with a one-name {@link LeaseStore#acquireOrRenewAll}:
+ *       a store whose refusal says until when the lease is held costs one round trip per wake; with
+ *       the SPI's default it reads the expiry with a second call, {@link LeaseStore#inspect}.
  *   <li>Releases the lease on {@link #close()}, so a clean shutdown hands over at once.
  *   <li>{@link #revoke()} is "revoke on the way in" for a platform that knows the process was
  *       restored from a snapshot or checkpoint — the one case the clock comparison cannot see, when
@@ -403,9 +407,9 @@ public final class LeaderLoop implements AutoCloseable {
     }
     HolderId h = holder;
     long sentEpoch = epoch;
-    Optional<LeaseGrant> result;
+    AcquireResult answer;
     try {
-      result = calls.call(() -> store.acquireOrRenew(name, h, ttl), timeout);
+      answer = calls.call(() -> answerFor(store.acquireOrRenewAll(List.of(name), h, ttl)), timeout);
     } catch (LeaseStoreClosedException e) {
       log.warn("lease '{}': the store was closed under the leader loop; stopping", name);
       standDown(LossReason.RENEWAL_FAILED);
@@ -423,6 +427,7 @@ public final class LeaderLoop implements AutoCloseable {
       return renewInterval;
     }
     acquireFailures.succeeded();
+    Optional<LeaseGrant> result = answer.grant();
     if (sentEpoch != epoch) {
       markStep();
       return Duration.ZERO;
@@ -449,21 +454,39 @@ public final class LeaderLoop implements AutoCloseable {
       log.warn("lease '{}': renewal refused, another holder has it; standing down", name);
       standDown(LossReason.SUPERSEDED);
     }
-    Duration wait = retryBackoff;
-    try {
-      LeaseState state = calls.call(() -> store.inspect(name), callTimeout);
-      if (state instanceof LeaseState.Held held) {
-        wait = held.remaining().plusMillis(1);
-        if (wait.compareTo(followerMaxWait) > 0) {
-          wait = followerMaxWait;
-        }
+    Optional<LeaseState.Held> heldBy = ((AcquireResult.Refused) answer).heldBy();
+    Duration wait;
+    if (heldBy.isPresent()) {
+      wait = followerWait(heldBy.get()); // the store said until when: no second round trip
+    } else {
+      try {
+        wait = followerWait(calls.call(() -> store.inspect(name), callTimeout));
+      } catch (Exception e) {
+        log.debug("lease '{}': inspect failed: {}", name, e.toString());
+        wait = renewInterval;
       }
-    } catch (Exception e) {
-      log.debug("lease '{}': inspect failed: {}", name, e.toString());
-      wait = renewInterval;
     }
     markStep();
     return wait;
+  }
+
+  /** This loop's answer in a one-name batch; a store that leaves it out has failed the call. */
+  private AcquireResult answerFor(Map<String, AcquireResult> answers) {
+    AcquireResult a = answers.get(name);
+    if (a == null) {
+      throw new IllegalStateException("the store's acquireOrRenewAll answered no result for '"
+          + name + "'");
+    }
+    return a;
+  }
+
+  /** Until the holder's lease expires (at most {@code followerMaxWait}), or a short backoff. */
+  private Duration followerWait(LeaseState state) {
+    if (!(state instanceof LeaseState.Held held)) {
+      return retryBackoff;
+    }
+    Duration wait = held.remaining().plusMillis(1);
+    return wait.compareTo(followerMaxWait) > 0 ? followerMaxWait : wait;
   }
 
   private void markStep() {
