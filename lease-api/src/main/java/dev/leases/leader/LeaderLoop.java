@@ -72,7 +72,7 @@ import org.slf4j.LoggerFactory;
  * missing permissions) is logged at WARN with its cause the first time, then at most once a minute
  * with a count while it persists, and at INFO when it recovers.
  */
-public final class LeaderLoop implements AutoCloseable {
+public final class LeaderLoop implements AutoCloseable, Revocable {
 
   private static final Logger log = LoggerFactory.getLogger(LeaderLoop.class);
   private static final Duration FAILURE_LOG_INTERVAL = Duration.ofMinutes(1);
@@ -82,7 +82,6 @@ public final class LeaderLoop implements AutoCloseable {
   private final Duration ttl;
   private final Duration renewInterval;
   private final Duration standDownMargin;
-  private final Duration clockJumpTolerance;
   private final Duration followerMaxWait;
   private final Duration retryBackoff;
   private final Duration callTimeout;
@@ -104,9 +103,7 @@ public final class LeaderLoop implements AutoCloseable {
   private volatile boolean closed;
   /** Bumped by {@link #revoke()}: a store call sent before a revoke must not set a tenure. */
   private volatile long epoch;
-  private boolean stepped;
-  private long lastStepMono;
-  private long lastStepWall;
+  private final ClockJumps clockJumps;
   private LeaseStore.Subscription subscription;
 
   private record Tenure(long token, LocalDeadline deadline) {}
@@ -117,7 +114,7 @@ public final class LeaderLoop implements AutoCloseable {
     this.ttl = b.ttl;
     this.renewInterval = b.renewInterval;
     this.standDownMargin = b.standDownMargin;
-    this.clockJumpTolerance = b.clockJumpTolerance;
+    this.clockJumps = new ClockJumps(b.clock, b.clockJumpTolerance);
     this.followerMaxWait = b.followerMaxWait;
     this.retryBackoff = b.retryBackoff;
     this.callTimeout = b.callTimeout;
@@ -231,6 +228,7 @@ public final class LeaderLoop implements AutoCloseable {
    * <p>The old holder id's tenure is not released (a second copy of this process may be using the
    * same id): it expires by its TTL, so leadership may pause for up to one TTL.
    */
+  @Override
   public void revoke() {
     lock.lock();
     try {
@@ -375,22 +373,18 @@ public final class LeaderLoop implements AutoCloseable {
     events.checkSlow(renewInterval.toNanos());
     long m0 = clock.monotonicNanos();
     long w0 = clock.wallMillis();
-    if (stepped) {
-      long monoMs = (m0 - lastStepMono) / 1_000_000L;
-      long wallMs = w0 - lastStepWall;
-      if (Math.abs(wallMs - monoMs) > clockJumpTolerance.toMillis()) {
-        log.warn("lease '{}': wall clock moved {} ms while monotonic time moved {} ms: paused,"
-            + " restored or clock stepped; standing down and contending with a fresh holder id",
-            name, wallMs, monoMs);
-        lock.lock();
-        try {
-          epoch++;
-          holder = HolderId.generate();
-        } finally {
-          lock.unlock();
-        }
-        standDown(LossReason.CLOCK_JUMP);
+    String jump = clockJumps.check(m0, w0);
+    if (jump != null) {
+      log.warn("lease '{}': {}: paused, restored or clock stepped; standing down and contending"
+          + " with a fresh holder id", name, jump);
+      lock.lock();
+      try {
+        epoch++;
+        holder = HolderId.generate();
+      } finally {
+        lock.unlock();
       }
+      standDown(LossReason.CLOCK_JUMP);
     }
     Tenure t = tenure;
     if (t != null && !t.deadline.isBefore(m0, w0)) {
@@ -490,9 +484,7 @@ public final class LeaderLoop implements AutoCloseable {
   }
 
   private void markStep() {
-    stepped = true;
-    lastStepMono = clock.monotonicNanos();
-    lastStepWall = clock.wallMillis();
+    clockJumps.mark();
   }
 
   private void setTenure(Tenure t) {
@@ -636,44 +628,23 @@ public final class LeaderLoop implements AutoCloseable {
 
     /** Validates the configuration and builds a loop that is not started yet. */
     public LeaderLoop build() {
-      if (ttl == null) {
-        throw new IllegalArgumentException("ttl is required: call ttl(Duration) on the builder");
-      }
-      LeaseArguments.requirePositive("ttl", ttl);
-      store.ttlRange().check(ttl);
-      Duration renew = renewInterval != null ? renewInterval : ttl.dividedBy(3);
-      LeaseArguments.requirePositive("renewInterval", renew);
-      if (renew.multipliedBy(3).compareTo(ttl) > 0) {
-        throw new IllegalArgumentException("renewInterval " + renew + " leaves room for fewer than"
-            + " two failed renewals within ttl " + ttl + "; use at most ttl/3 (" + ttl.dividedBy(3)
-            + ")");
-      }
-      Duration margin = standDownMargin != null ? standDownMargin : ttl.dividedBy(10);
-      LeaseArguments.requirePositive("standDownMargin", margin);
-      if (margin.plus(renew.multipliedBy(2)).compareTo(ttl) >= 0) {
-        throw new IllegalArgumentException("standDownMargin " + margin + " is too large for ttl "
-            + ttl + " and renewInterval " + renew + ": margin + 2 x renewInterval must stay below"
-            + " the ttl");
-      }
-      Duration jump = clockJumpTolerance != null ? clockJumpTolerance : margin;
-      LeaseArguments.requirePositive("clockJumpTolerance", jump);
+      Timings t = Timings.validate(store, ttl, renewInterval, standDownMargin, clockJumpTolerance,
+          callTimeout);
       Duration maxWait = followerMaxWait != null ? followerMaxWait : ttl;
       LeaseArguments.requirePositive("followerMaxWait", maxWait);
       Duration backoff = retryBackoff != null ? retryBackoff
-          : min(renew.dividedBy(10), Duration.ofMillis(50));
+          : min(t.renewInterval().dividedBy(10), Duration.ofMillis(50));
       if (backoff.isZero()) {
         backoff = Duration.ofMillis(1);
       }
       LeaseArguments.requirePositive("retryBackoff", backoff);
-      Duration timeout = callTimeout != null ? callTimeout : renew;
-      LeaseArguments.requirePositive("callTimeout", timeout);
       Builder copy = this;
-      copy.renewInterval = renew;
-      copy.standDownMargin = margin;
-      copy.clockJumpTolerance = jump;
+      copy.renewInterval = t.renewInterval();
+      copy.standDownMargin = t.standDownMargin();
+      copy.clockJumpTolerance = t.clockJumpTolerance();
       copy.followerMaxWait = maxWait;
       copy.retryBackoff = backoff;
-      copy.callTimeout = timeout;
+      copy.callTimeout = t.callTimeout();
       if (copy.holder == null) {
         copy.holder = HolderId.generate();
       }
