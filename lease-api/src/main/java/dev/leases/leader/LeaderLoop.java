@@ -514,52 +514,18 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
   }
 
   /** Configures a {@link LeaderLoop}; {@link #build()} validates everything up front. */
-  public static final class Builder {
-    private final LeaseStore store;
+  public static final class Builder extends LoopBuilder<Builder> {
     private final String name;
-    private Duration ttl;
-    private Duration renewInterval;
-    private Duration standDownMargin;
-    private Duration clockJumpTolerance;
     private Duration followerMaxWait;
     private Duration retryBackoff;
-    private Duration callTimeout;
-    private LeaseClock clock = LeaseClock.system();
-    private HolderId holder;
-    private final List<LeaderListener> listeners = new ArrayList<>();
-    private StoreCalls calls;
-    private ScheduledExecutorService scheduler;
-    private Executor listenerExecutor;
 
     private Builder(LeaseStore store, String name) {
-      this.store = Objects.requireNonNull(store, "store must not be null");
+      super(store);
       this.name = LeaseArguments.requireName(name);
     }
 
-    /** The lease's TTL (required); must be within the store's {@link LeaseStore#ttlRange()}. */
-    public Builder ttl(Duration ttl) {
-      this.ttl = ttl;
-      return this;
-    }
-
-    /** How often the leader renews; default {@code ttl/3}; at most {@code ttl/3}. */
-    public Builder renewInterval(Duration renewInterval) {
-      this.renewInterval = renewInterval;
-      return this;
-    }
-
-    /** How long before the promised expiry the leader stands down; default {@code ttl/10}. */
-    public Builder standDownMargin(Duration margin) {
-      this.standDownMargin = margin;
-      return this;
-    }
-
-    /**
-     * How far wall and monotonic elapsed time may disagree between two rounds before the loop treats
-     * it as a pause or clock jump; default {@code standDownMargin}.
-     */
-    public Builder clockJumpTolerance(Duration tolerance) {
-      this.clockJumpTolerance = tolerance;
+    @Override
+    Builder self() {
       return this;
     }
 
@@ -575,61 +541,9 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       return this;
     }
 
-    /** Longest wait for one store call; default {@code renewInterval}. */
-    public Builder callTimeout(Duration timeout) {
-      this.callTimeout = timeout;
-      return this;
-    }
-
-    /** The clocks to measure elapsed time with; default the system's. */
-    public Builder clock(LeaseClock clock) {
-      this.clock = Objects.requireNonNull(clock, "clock must not be null");
-      return this;
-    }
-
-    /** The holder id to start with; default {@link HolderId#generate()}. Never persist one. */
-    public Builder holder(HolderId holder) {
-      this.holder = Objects.requireNonNull(holder, "holder must not be null");
-      return this;
-    }
-
-    /**
-     * Adds a listener. Callbacks run on the {@linkplain #listenerExecutor listener executor}, never
-     * on the renewal path: one at a time per loop, in the order the events happened.
-     */
-    public Builder listener(LeaderListener listener) {
-      listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
-      return this;
-    }
-
-    /**
-     * Where the loop's steps run; default a scheduler shared by every loop of the process (2 to 4
-     * daemon threads). A step blocks its thread for at most the call timeout. Shutting the scheduler
-     * down stops the loop (its token drops to 0 at the local deadline).
-     */
-    public Builder scheduler(ScheduledExecutorService scheduler) {
-      this.scheduler = Objects.requireNonNull(scheduler, "scheduler must not be null");
-      return this;
-    }
-
-    /**
-     * Where listener callbacks run; default a pool shared by every loop of the process. The loop
-     * hands it one task at a time, so callbacks of one loop never overlap.
-     */
-    public Builder listenerExecutor(Executor executor) {
-      this.listenerExecutor = Objects.requireNonNull(executor, "listener executor must not be null");
-      return this;
-    }
-
-    Builder storeCalls(StoreCalls calls) {
-      this.calls = calls;
-      return this;
-    }
-
     /** Validates the configuration and builds a loop that is not started yet. */
     public LeaderLoop build() {
-      Timings t = Timings.validate(store, ttl, renewInterval, standDownMargin, clockJumpTolerance,
-          callTimeout);
+      Timings t = timings();
       Duration maxWait = followerMaxWait != null ? followerMaxWait : ttl;
       LeaseArguments.requirePositive("followerMaxWait", maxWait);
       Duration backoff = retryBackoff != null ? retryBackoff

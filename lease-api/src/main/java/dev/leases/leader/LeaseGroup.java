@@ -604,23 +604,16 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
   }
 
   /** Configures a {@link LeaseGroup}; {@link #build()} validates everything up front. */
-  public static final class Builder {
-    private final LeaseStore store;
+  public static final class Builder extends LoopBuilder<Builder> {
     private String label = "lease-group";
-    private Duration ttl;
-    private Duration renewInterval;
-    private Duration standDownMargin;
-    private Duration clockJumpTolerance;
-    private Duration callTimeout;
-    private LeaseClock clock = LeaseClock.system();
-    private HolderId holder;
-    private final List<LeaderListener> listeners = new ArrayList<>();
-    private StoreCalls calls;
-    private ScheduledExecutorService scheduler;
-    private Executor listenerExecutor;
 
     private Builder(LeaseStore store) {
-      this.store = Objects.requireNonNull(store, "store must not be null");
+      super(store);
+    }
+
+    @Override
+    Builder self() {
+      return this;
     }
 
     /** A name for the group in log lines; default {@code lease-group}. */
@@ -629,75 +622,9 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       return this;
     }
 
-    /** Every name's TTL (required); within the store's {@link LeaseStore#ttlRange()}. */
-    public Builder ttl(Duration ttl) {
-      this.ttl = ttl;
-      return this;
-    }
-
-    /** How often a round runs; default {@code ttl/3}; at most {@code ttl/3}. */
-    public Builder renewInterval(Duration renewInterval) {
-      this.renewInterval = renewInterval;
-      return this;
-    }
-
-    /** How long before a promised expiry a name is stood down; default {@code ttl/10}. */
-    public Builder standDownMargin(Duration margin) {
-      this.standDownMargin = margin;
-      return this;
-    }
-
-    /** How far wall and monotonic time may disagree between rounds; default the margin. */
-    public Builder clockJumpTolerance(Duration tolerance) {
-      this.clockJumpTolerance = tolerance;
-      return this;
-    }
-
-    /** Longest wait for one batch call; default {@code renewInterval}. */
-    public Builder callTimeout(Duration timeout) {
-      this.callTimeout = timeout;
-      return this;
-    }
-
-    /** The clocks to measure elapsed time with; default the system's. */
-    public Builder clock(LeaseClock clock) {
-      this.clock = Objects.requireNonNull(clock, "clock must not be null");
-      return this;
-    }
-
-    /** The holder id to start with; default {@link HolderId#generate()}. Never persist one. */
-    public Builder holder(HolderId holder) {
-      this.holder = Objects.requireNonNull(holder, "holder must not be null");
-      return this;
-    }
-
-    /** Adds a listener; callbacks run off the renewal path, one at a time, in order. */
-    public Builder listener(LeaderListener listener) {
-      listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
-      return this;
-    }
-
-    /** Where rounds run; default the scheduler shared by every loop and group of the process. */
-    public Builder scheduler(ScheduledExecutorService scheduler) {
-      this.scheduler = Objects.requireNonNull(scheduler, "scheduler must not be null");
-      return this;
-    }
-
-    /** Where listener callbacks run; default the shared listener pool. */
-    public Builder listenerExecutor(Executor executor) {
-      this.listenerExecutor = Objects.requireNonNull(executor, "listener executor must not be null");
-      return this;
-    }
-
-    Builder storeCalls(StoreCalls calls) {
-      this.calls = calls;
-      return this;
-    }
-
     /** Validates the configuration and builds a group that is not started yet. */
     public LeaseGroup build() {
-      return new LeaseGroup(this, Timings.validate(store, ttl, renewInterval, standDownMargin,
-          clockJumpTolerance, callTimeout));
+      return new LeaseGroup(this, timings());
     }
 
     /** {@code build().start()}. */

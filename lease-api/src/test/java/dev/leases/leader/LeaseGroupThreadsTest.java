@@ -93,8 +93,10 @@ class LeaseGroupThreadsTest {
       waitUntil("three more rounds of a", Duration.ofSeconds(30),
           () -> first.acquireBatches.size() >= aFrom + 3 * perRound);
       double renewals = (System.nanoTime() - from) / (double) a.renewInterval().toNanos();
-      List<Integer> aWindow = first.acquireBatches.subList(aFrom, first.acquireBatches.size());
-      List<Integer> bWindow = second.acquireBatches.subList(bFrom, second.acquireBatches.size());
+      List<Integer> aCalls = List.copyOf(first.acquireBatches);
+      List<Integer> bCalls = List.copyOf(second.acquireBatches);
+      List<Integer> aWindow = aCalls.subList(aFrom, aCalls.size());
+      List<Integer> bWindow = bCalls.subList(bFrom, bCalls.size());
       System.out.printf("%d names, batch limit %d: leader %d batch calls in %.1f renew intervals"
           + " (sizes %s); follower %d batch calls (sizes %s); single calls %d + %d%n", NAMES,
           LeaseStore.MAX_BATCH_SIZE, aWindow.size(), renewals, aWindow, bWindow.size(), bWindow,
