@@ -102,7 +102,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
   private static final class Member {
     final String name;
     volatile Tenure tenure; // written under the lock
-    LeaseStore.Subscription subscription;
+    volatile LeaseStore.Subscription subscription; // set once, after subscribing
 
     Member(String name) {
       this.name = name;
