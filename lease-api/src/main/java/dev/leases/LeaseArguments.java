@@ -1,6 +1,11 @@
 package dev.leases;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -22,6 +27,45 @@ public final class LeaseArguments {
    */
   public static String requireName(String name) {
     return requireText("lease name", name, MAX_NAME_LENGTH);
+  }
+
+  /**
+   * Checks the names of one batch call ({@link LeaseStore#acquireOrRenewAll},
+   * {@link LeaseStore#releaseAll}) before anything is sent: at most
+   * {@value LeaseStore#MAX_BATCH_SIZE} names, each valid as for {@link #requireName}, none repeated
+   * (a result map holds one outcome per name, so a repeat is refused rather than silently merged).
+   * An empty collection is allowed.
+   *
+   * @return the names in the caller's iteration order, copied: changing the collection afterwards
+   *     changes nothing
+   */
+  public static List<String> requireNames(Collection<String> names) {
+    Objects.requireNonNull(names, "names must not be null");
+    if (names.size() > LeaseStore.MAX_BATCH_SIZE) {
+      throw new IllegalArgumentException("a batch of " + names.size() + " names is above the limit of "
+          + LeaseStore.MAX_BATCH_SIZE + " (LeaseStore.MAX_BATCH_SIZE); split it into calls of at most "
+          + LeaseStore.MAX_BATCH_SIZE + " names");
+    }
+    List<String> copy = new ArrayList<>(names);
+    Map<String, Integer> seen = new HashMap<>();
+    for (int i = 0; i < copy.size(); i++) {
+      String name = copy.get(i);
+      int index = i;
+      Objects.requireNonNull(name, () -> "names[" + index + "]: lease name must not be null");
+      try {
+        requireName(name);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("names[" + i + "]: " + e.getMessage()
+            + "; nothing in this batch was sent", e);
+      }
+      Integer first = seen.putIfAbsent(name, i);
+      if (first != null) {
+        throw new IllegalArgumentException("names[" + i + "] repeats lease name '" + name
+            + "' (also names[" + first + "]): pass each name once per batch; nothing in this batch"
+            + " was sent");
+      }
+    }
+    return copy;
   }
 
   /**

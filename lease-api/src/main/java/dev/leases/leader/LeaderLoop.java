@@ -1,5 +1,6 @@
 package dev.leases.leader;
 
+import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
@@ -13,6 +14,7 @@ import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
@@ -44,7 +46,9 @@ import org.slf4j.LoggerFactory;
  *       a pause, a restore or a clock step: the loop stands down and takes a fresh holder id (a
  *       restored snapshot may be running twice), then contends again.
  *   <li>As a follower, sleeps until the expiry it last read from the store, or until the store hints
- *       that the lease was released.
+ *       that the lease was released. It asks with a one-name {@link LeaseStore#acquireOrRenewAll}:
+ *       a store whose refusal says until when the lease is held costs one round trip per wake; with
+ *       the SPI's default it reads the expiry with a second call, {@link LeaseStore#inspect}.
  *   <li>Releases the lease on {@link #close()}, so a clean shutdown hands over at once.
  *   <li>{@link #revoke()} is "revoke on the way in" for a platform that knows the process was
  *       restored from a snapshot or checkpoint — the one case the clock comparison cannot see, when
@@ -68,7 +72,7 @@ import org.slf4j.LoggerFactory;
  * missing permissions) is logged at WARN with its cause the first time, then at most once a minute
  * with a count while it persists, and at INFO when it recovers.
  */
-public final class LeaderLoop implements AutoCloseable {
+public final class LeaderLoop implements AutoCloseable, Revocable {
 
   private static final Logger log = LoggerFactory.getLogger(LeaderLoop.class);
   private static final Duration FAILURE_LOG_INTERVAL = Duration.ofMinutes(1);
@@ -78,7 +82,6 @@ public final class LeaderLoop implements AutoCloseable {
   private final Duration ttl;
   private final Duration renewInterval;
   private final Duration standDownMargin;
-  private final Duration clockJumpTolerance;
   private final Duration followerMaxWait;
   private final Duration retryBackoff;
   private final Duration callTimeout;
@@ -100,9 +103,7 @@ public final class LeaderLoop implements AutoCloseable {
   private volatile boolean closed;
   /** Bumped by {@link #revoke()}: a store call sent before a revoke must not set a tenure. */
   private volatile long epoch;
-  private boolean stepped;
-  private long lastStepMono;
-  private long lastStepWall;
+  private final ClockJumps clockJumps;
   private LeaseStore.Subscription subscription;
 
   private record Tenure(long token, LocalDeadline deadline) {}
@@ -113,7 +114,7 @@ public final class LeaderLoop implements AutoCloseable {
     this.ttl = b.ttl;
     this.renewInterval = b.renewInterval;
     this.standDownMargin = b.standDownMargin;
-    this.clockJumpTolerance = b.clockJumpTolerance;
+    this.clockJumps = new ClockJumps(b.clock, b.clockJumpTolerance);
     this.followerMaxWait = b.followerMaxWait;
     this.retryBackoff = b.retryBackoff;
     this.callTimeout = b.callTimeout;
@@ -227,6 +228,7 @@ public final class LeaderLoop implements AutoCloseable {
    * <p>The old holder id's tenure is not released (a second copy of this process may be using the
    * same id): it expires by its TTL, so leadership may pause for up to one TTL.
    */
+  @Override
   public void revoke() {
     lock.lock();
     try {
@@ -371,22 +373,18 @@ public final class LeaderLoop implements AutoCloseable {
     events.checkSlow(renewInterval.toNanos());
     long m0 = clock.monotonicNanos();
     long w0 = clock.wallMillis();
-    if (stepped) {
-      long monoMs = (m0 - lastStepMono) / 1_000_000L;
-      long wallMs = w0 - lastStepWall;
-      if (Math.abs(wallMs - monoMs) > clockJumpTolerance.toMillis()) {
-        log.warn("lease '{}': wall clock moved {} ms while monotonic time moved {} ms: paused,"
-            + " restored or clock stepped; standing down and contending with a fresh holder id",
-            name, wallMs, monoMs);
-        lock.lock();
-        try {
-          epoch++;
-          holder = HolderId.generate();
-        } finally {
-          lock.unlock();
-        }
-        standDown(LossReason.CLOCK_JUMP);
+    String jump = clockJumps.check(m0, w0);
+    if (jump != null) {
+      log.warn("lease '{}': {}: paused, restored or clock stepped; standing down and contending"
+          + " with a fresh holder id", name, jump);
+      lock.lock();
+      try {
+        epoch++;
+        holder = HolderId.generate();
+      } finally {
+        lock.unlock();
       }
+      standDown(LossReason.CLOCK_JUMP);
     }
     Tenure t = tenure;
     if (t != null && !t.deadline.isBefore(m0, w0)) {
@@ -403,9 +401,9 @@ public final class LeaderLoop implements AutoCloseable {
     }
     HolderId h = holder;
     long sentEpoch = epoch;
-    Optional<LeaseGrant> result;
+    AcquireResult answer;
     try {
-      result = calls.call(() -> store.acquireOrRenew(name, h, ttl), timeout);
+      answer = calls.call(() -> answerFor(store.acquireOrRenewAll(List.of(name), h, ttl)), timeout);
     } catch (LeaseStoreClosedException e) {
       log.warn("lease '{}': the store was closed under the leader loop; stopping", name);
       standDown(LossReason.RENEWAL_FAILED);
@@ -423,6 +421,7 @@ public final class LeaderLoop implements AutoCloseable {
       return renewInterval;
     }
     acquireFailures.succeeded();
+    Optional<LeaseGrant> result = answer.grant();
     if (sentEpoch != epoch) {
       markStep();
       return Duration.ZERO;
@@ -449,27 +448,43 @@ public final class LeaderLoop implements AutoCloseable {
       log.warn("lease '{}': renewal refused, another holder has it; standing down", name);
       standDown(LossReason.SUPERSEDED);
     }
-    Duration wait = retryBackoff;
-    try {
-      LeaseState state = calls.call(() -> store.inspect(name), callTimeout);
-      if (state instanceof LeaseState.Held held) {
-        wait = held.remaining().plusMillis(1);
-        if (wait.compareTo(followerMaxWait) > 0) {
-          wait = followerMaxWait;
-        }
+    Optional<LeaseState.Held> heldBy = ((AcquireResult.Refused) answer).heldBy();
+    Duration wait;
+    if (heldBy.isPresent()) {
+      wait = followerWait(heldBy.get()); // the store said until when: no second round trip
+    } else {
+      try {
+        wait = followerWait(calls.call(() -> store.inspect(name), callTimeout));
+      } catch (Exception e) {
+        log.debug("lease '{}': inspect failed: {}", name, e.toString());
+        wait = renewInterval;
       }
-    } catch (Exception e) {
-      log.debug("lease '{}': inspect failed: {}", name, e.toString());
-      wait = renewInterval;
     }
     markStep();
     return wait;
   }
 
+  /** This loop's answer in a one-name batch; a store that leaves it out has failed the call. */
+  private AcquireResult answerFor(Map<String, AcquireResult> answers) {
+    AcquireResult a = answers.get(name);
+    if (a == null) {
+      throw new IllegalStateException("the store's acquireOrRenewAll answered no result for '"
+          + name + "'");
+    }
+    return a;
+  }
+
+  /** Until the holder's lease expires (at most {@code followerMaxWait}), or a short backoff. */
+  private Duration followerWait(LeaseState state) {
+    if (!(state instanceof LeaseState.Held held)) {
+      return retryBackoff;
+    }
+    Duration wait = held.remaining().plusMillis(1);
+    return wait.compareTo(followerMaxWait) > 0 ? followerMaxWait : wait;
+  }
+
   private void markStep() {
-    stepped = true;
-    lastStepMono = clock.monotonicNanos();
-    lastStepWall = clock.wallMillis();
+    clockJumps.mark();
   }
 
   private void setTenure(Tenure t) {
@@ -499,52 +514,18 @@ public final class LeaderLoop implements AutoCloseable {
   }
 
   /** Configures a {@link LeaderLoop}; {@link #build()} validates everything up front. */
-  public static final class Builder {
-    private final LeaseStore store;
+  public static final class Builder extends LoopBuilder<Builder> {
     private final String name;
-    private Duration ttl;
-    private Duration renewInterval;
-    private Duration standDownMargin;
-    private Duration clockJumpTolerance;
     private Duration followerMaxWait;
     private Duration retryBackoff;
-    private Duration callTimeout;
-    private LeaseClock clock = LeaseClock.system();
-    private HolderId holder;
-    private final List<LeaderListener> listeners = new ArrayList<>();
-    private StoreCalls calls;
-    private ScheduledExecutorService scheduler;
-    private Executor listenerExecutor;
 
     private Builder(LeaseStore store, String name) {
-      this.store = Objects.requireNonNull(store, "store must not be null");
+      super(store);
       this.name = LeaseArguments.requireName(name);
     }
 
-    /** The lease's TTL (required); must be within the store's {@link LeaseStore#ttlRange()}. */
-    public Builder ttl(Duration ttl) {
-      this.ttl = ttl;
-      return this;
-    }
-
-    /** How often the leader renews; default {@code ttl/3}; at most {@code ttl/3}. */
-    public Builder renewInterval(Duration renewInterval) {
-      this.renewInterval = renewInterval;
-      return this;
-    }
-
-    /** How long before the promised expiry the leader stands down; default {@code ttl/10}. */
-    public Builder standDownMargin(Duration margin) {
-      this.standDownMargin = margin;
-      return this;
-    }
-
-    /**
-     * How far wall and monotonic elapsed time may disagree between two rounds before the loop treats
-     * it as a pause or clock jump; default {@code standDownMargin}.
-     */
-    public Builder clockJumpTolerance(Duration tolerance) {
-      this.clockJumpTolerance = tolerance;
+    @Override
+    Builder self() {
       return this;
     }
 
@@ -560,97 +541,24 @@ public final class LeaderLoop implements AutoCloseable {
       return this;
     }
 
-    /** Longest wait for one store call; default {@code renewInterval}. */
-    public Builder callTimeout(Duration timeout) {
-      this.callTimeout = timeout;
-      return this;
-    }
-
-    /** The clocks to measure elapsed time with; default the system's. */
-    public Builder clock(LeaseClock clock) {
-      this.clock = Objects.requireNonNull(clock, "clock must not be null");
-      return this;
-    }
-
-    /** The holder id to start with; default {@link HolderId#generate()}. Never persist one. */
-    public Builder holder(HolderId holder) {
-      this.holder = Objects.requireNonNull(holder, "holder must not be null");
-      return this;
-    }
-
-    /**
-     * Adds a listener. Callbacks run on the {@linkplain #listenerExecutor listener executor}, never
-     * on the renewal path: one at a time per loop, in the order the events happened.
-     */
-    public Builder listener(LeaderListener listener) {
-      listeners.add(Objects.requireNonNull(listener, "listener must not be null"));
-      return this;
-    }
-
-    /**
-     * Where the loop's steps run; default a scheduler shared by every loop of the process (2 to 4
-     * daemon threads). A step blocks its thread for at most the call timeout. Shutting the scheduler
-     * down stops the loop (its token drops to 0 at the local deadline).
-     */
-    public Builder scheduler(ScheduledExecutorService scheduler) {
-      this.scheduler = Objects.requireNonNull(scheduler, "scheduler must not be null");
-      return this;
-    }
-
-    /**
-     * Where listener callbacks run; default a pool shared by every loop of the process. The loop
-     * hands it one task at a time, so callbacks of one loop never overlap.
-     */
-    public Builder listenerExecutor(Executor executor) {
-      this.listenerExecutor = Objects.requireNonNull(executor, "listener executor must not be null");
-      return this;
-    }
-
-    Builder storeCalls(StoreCalls calls) {
-      this.calls = calls;
-      return this;
-    }
-
     /** Validates the configuration and builds a loop that is not started yet. */
     public LeaderLoop build() {
-      if (ttl == null) {
-        throw new IllegalArgumentException("ttl is required: call ttl(Duration) on the builder");
-      }
-      LeaseArguments.requirePositive("ttl", ttl);
-      store.ttlRange().check(ttl);
-      Duration renew = renewInterval != null ? renewInterval : ttl.dividedBy(3);
-      LeaseArguments.requirePositive("renewInterval", renew);
-      if (renew.multipliedBy(3).compareTo(ttl) > 0) {
-        throw new IllegalArgumentException("renewInterval " + renew + " leaves room for fewer than"
-            + " two failed renewals within ttl " + ttl + "; use at most ttl/3 (" + ttl.dividedBy(3)
-            + ")");
-      }
-      Duration margin = standDownMargin != null ? standDownMargin : ttl.dividedBy(10);
-      LeaseArguments.requirePositive("standDownMargin", margin);
-      if (margin.plus(renew.multipliedBy(2)).compareTo(ttl) >= 0) {
-        throw new IllegalArgumentException("standDownMargin " + margin + " is too large for ttl "
-            + ttl + " and renewInterval " + renew + ": margin + 2 x renewInterval must stay below"
-            + " the ttl");
-      }
-      Duration jump = clockJumpTolerance != null ? clockJumpTolerance : margin;
-      LeaseArguments.requirePositive("clockJumpTolerance", jump);
+      Timings t = timings();
       Duration maxWait = followerMaxWait != null ? followerMaxWait : ttl;
       LeaseArguments.requirePositive("followerMaxWait", maxWait);
       Duration backoff = retryBackoff != null ? retryBackoff
-          : min(renew.dividedBy(10), Duration.ofMillis(50));
+          : min(t.renewInterval().dividedBy(10), Duration.ofMillis(50));
       if (backoff.isZero()) {
         backoff = Duration.ofMillis(1);
       }
       LeaseArguments.requirePositive("retryBackoff", backoff);
-      Duration timeout = callTimeout != null ? callTimeout : renew;
-      LeaseArguments.requirePositive("callTimeout", timeout);
       Builder copy = this;
-      copy.renewInterval = renew;
-      copy.standDownMargin = margin;
-      copy.clockJumpTolerance = jump;
+      copy.renewInterval = t.renewInterval();
+      copy.standDownMargin = t.standDownMargin();
+      copy.clockJumpTolerance = t.clockJumpTolerance();
       copy.followerMaxWait = maxWait;
       copy.retryBackoff = backoff;
-      copy.callTimeout = timeout;
+      copy.callTimeout = t.callTimeout();
       if (copy.holder == null) {
         copy.holder = HolderId.generate();
       }

@@ -1,6 +1,9 @@
 package dev.leases.leader;
 
-/** Why a {@link LeaderLoop} stopped considering itself leader. */
+/**
+ * Why a {@link LeaderLoop}, or a {@link LeaseGroup} for one of its names, stopped considering itself
+ * the holder.
+ */
 public enum LossReason {
   /** A renewal threw or timed out. The lease may still be ours in the store: unknown is no. */
   RENEWAL_FAILED,
@@ -19,6 +22,9 @@ public enum LossReason {
    * or a platform agent asked. The loop contends again under a fresh holder id.
    */
   REVOKED,
-  /** The loop was closed. */
+  /**
+   * The loop or group was closed, or the name was {@linkplain LeaseGroup#remove removed} from its
+   * group.
+   */
   CLOSED
 }

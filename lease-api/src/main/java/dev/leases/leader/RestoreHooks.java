@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * "Revoke on the way in" for processes restored from a snapshot or checkpoint: every started
- * {@link LeaderLoop} of the process is {@linkplain LeaderLoop#revoke() revoked} after a restore, so
+ * {@link LeaderLoop} and {@link LeaseGroup} of the process is {@linkplain LeaderLoop#revoke()
+ * revoked} after a restore, so
  * a restored copy contends under a fresh holder id instead of writing under the token its image
  * carried.
  *
@@ -24,18 +25,18 @@ import org.slf4j.LoggerFactory;
 public final class RestoreHooks {
 
   private static final Logger log = LoggerFactory.getLogger(RestoreHooks.class);
-  private static final Set<LeaderLoop> LOOPS = Collections.newSetFromMap(new WeakHashMap<>());
+  private static final Set<Revocable> LOOPS = Collections.newSetFromMap(new WeakHashMap<>());
   private static final boolean CRAC = detectCrac();
 
   private RestoreHooks() {}
 
-  /** Revokes every started, unclosed loop of this process; returns how many. */
+  /** Revokes every started, unclosed loop and group of this process; returns how many. */
   public static int revokeAll() {
-    List<LeaderLoop> loops;
+    List<Revocable> loops;
     synchronized (LOOPS) {
       loops = new ArrayList<>(LOOPS);
     }
-    for (LeaderLoop loop : loops) {
+    for (Revocable loop : loops) {
       loop.revoke();
     }
     return loops.size();
@@ -46,13 +47,13 @@ public final class RestoreHooks {
     return CRAC;
   }
 
-  static void register(LeaderLoop loop) {
+  static void register(Revocable loop) {
     synchronized (LOOPS) {
       LOOPS.add(loop);
     }
   }
 
-  static void unregister(LeaderLoop loop) {
+  static void unregister(Revocable loop) {
     synchronized (LOOPS) {
       LOOPS.remove(loop);
     }

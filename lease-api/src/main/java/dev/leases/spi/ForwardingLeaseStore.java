@@ -13,6 +13,12 @@ import java.util.OptionalLong;
 /**
  * A {@link LeaseStore} that passes every call to another one: extend it and override what a
  * decorator changes (counting calls, injecting faults, dropping hints) without restating the rest.
+ *
+ * <p>The batch calls ({@link LeaseStore#acquireOrRenewAll}, {@link LeaseStore#releaseAll}) are
+ * deliberately <em>not</em> forwarded: they keep the SPI's defaults, which go through this
+ * decorator's single calls one name at a time, so a decorator that changes
+ * {@link #acquireOrRenew} or {@link #release} changes batches too. A decorator that changes nothing
+ * per name and wants the delegate's native batch overrides both to call {@link #delegate()}.
  */
 public abstract class ForwardingLeaseStore implements LeaseStore {
 

@@ -1,5 +1,6 @@
 package dev.leases.leader;
 
+import static dev.leases.testing.Conditions.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.leases.HolderId;
@@ -43,16 +44,6 @@ class LeaderLoopThreadsTest {
     return "threads-" + System.nanoTime();
   }
 
-  private static void waitUntil(String what, Duration max, java.util.function.BooleanSupplier ok)
-      throws InterruptedException {
-    long end = System.nanoTime() + max.toNanos();
-    while (!ok.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("timed out waiting until " + what);
-      }
-      Thread.sleep(10);
-    }
-  }
 
   @Test
   void aListenerThatBlocksFiveTtlsDelaysNoRenewalAndIsNamedInAWarning() throws Exception {

@@ -1,5 +1,6 @@
 package dev.leases.postgres;
 
+import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
@@ -15,7 +16,12 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -39,7 +45,9 @@ import org.slf4j.LoggerFactory;
  * {@code INSERT ... ON CONFLICT DO NOTHING} puts a placeholder row in place if there is none
  * (free, {@code expires_at = '-infinity'}, read as no row), then {@code UPDATE ... WHERE} (holder
  * is us, or free, or expired) grants it: no row back means another holder has an unexpired lease.
- * Release sets {@code holder = NULL} and keeps the row; nothing here ever deletes a row.
+ * Release sets {@code holder = NULL} and keeps the row; nothing here ever deletes a row. The batch
+ * calls ({@link #acquireOrRenewAll}, {@link #releaseAll}) do the same for many names in one round
+ * trip, over arrays ({@code unnest}, {@code = ANY}).
  *
  * <h2>Tokens</h2>
  * A renewal by the holder within its unexpired tenure keeps its token; every other grant takes a
@@ -119,6 +127,8 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final AutoCloseable owned;
   private final String acquireSql;
   private final String releaseSql;
+  private final String acquireAllSql;
+  private final String releaseAllSql;
   private final String tokenSql;
   private final String sequenceBoundSql;
   private final String inspectSql;
@@ -170,6 +180,32 @@ public final class PostgresLeaseStore implements LeaseStore {
         + " SET holder = NULL, expires_at = clock_timestamp()"
         + " WHERE name = ? AND holder = ? AND expires_at > clock_timestamp() RETURNING name)"
         + " SELECT pg_notify('" + channel + "', r.name) FROM r";
+    // The batch forms: the same rules, for many names in one round trip of three statements in
+    // one implicit transaction. Placeholders go in, and rows are locked, in name order, so that two
+    // overlapping batches cannot deadlock; the UPDATE draws tokens under those locks; the last
+    // SELECT answers every name (granted: the UPDATE's row; refused: who holds it until when).
+    String unnested = "unnest(?::text[]) AS u(n)";
+    this.acquireAllSql = "INSERT INTO " + t + " (name, holder, token, expires_at)"
+        + " SELECT n, NULL, 1, '-infinity' FROM " + unnested + " ORDER BY n"
+        + " ON CONFLICT (name) DO NOTHING;"
+        + " SELECT name FROM " + t + " WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE;"
+        + " WITH g AS (UPDATE " + t + " AS l SET"
+        + " token = CASE WHEN l.holder = ? AND l.expires_at > clock_timestamp()"
+        + " THEN l.token ELSE nextval(" + seq + ") END,"
+        + " holder = ?,"
+        + " expires_at = clock_timestamp() + ? * interval '1 millisecond'"
+        + " WHERE l.name = ANY(?::text[]) AND (l.holder = ? OR l.holder IS NULL"
+        + " OR l.expires_at <= clock_timestamp())"
+        + " RETURNING l.name, l.token, l.expires_at)"
+        + " SELECT l.name, g.token, g.expires_at, l.holder, l.token, l.expires_at,"
+        + " clock_timestamp() FROM " + t + " AS l LEFT JOIN g ON g.name = l.name"
+        + " WHERE l.name = ANY(?::text[])";
+    this.releaseAllSql = "SELECT name FROM " + t + " WHERE name = ANY(?::text[]) AND holder = ?"
+        + " ORDER BY name FOR UPDATE;"
+        + " WITH r AS (UPDATE " + t + " SET holder = NULL, expires_at = clock_timestamp()"
+        + " WHERE name = ANY(?::text[]) AND holder = ? AND expires_at > clock_timestamp()"
+        + " RETURNING name)"
+        + " SELECT r.name, pg_notify('" + channel + "', r.name) FROM r";
     String granted = " WHERE name = ? AND expires_at > '-infinity'"; // not a placeholder
     this.tokenSql = "SELECT token FROM " + t + granted;
     this.sequenceBoundSql = "SELECT CASE WHEN is_called THEN last_value END FROM "
@@ -258,6 +294,10 @@ public final class PostgresLeaseStore implements LeaseStore {
 
   private Duration checkAcquire(String name, HolderId holder, Duration ttl) {
     LeaseArguments.requireName(name);
+    return checkGrant(holder, ttl);
+  }
+
+  private Duration checkGrant(HolderId holder, Duration ttl) {
     Objects.requireNonNull(holder, "holder must not be null");
     Duration granted = TTL_RANGE.roundUp(TTL_RANGE.check(ttl));
     ensureOpen();
@@ -312,6 +352,125 @@ public final class PostgresLeaseStore implements LeaseStore {
       hints.dispatch(name);
     }
     return released;
+  }
+
+  /**
+   * Acquires or renews up to {@value LeaseStore#MAX_BATCH_SIZE} names in one round trip (three
+   * statements in one transaction), each under exactly the rules of {@link #acquireOrRenew}: tokens
+   * drawn from the sequence only under the row's lock, placeholders inserted and rows locked in
+   * name order (so overlapping batches of several processes wait for each other instead of
+   * deadlocking). A refusal carries who holds the name and until when, read in the same
+   * statement. Bounded like every call: one statement timeout for the whole batch. The rows stay
+   * locked until the batch commits, so other contenders for these names wait that long.
+   */
+  @Override
+  public Map<String, AcquireResult> acquireOrRenewAll(
+      Collection<String> names, HolderId holder, Duration ttl) {
+    List<String> checked = LeaseArguments.requireNames(names);
+    Duration granted = checkGrant(holder, ttl);
+    if (checked.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, AcquireResult> answers = callBatch("acquireOrRenewAll", checked, c -> {
+      try (PreparedStatement ps = c.prepareStatement(acquireAllSql)) {
+        Jdbc.bound(ps, callTimeout);
+        java.sql.Array array = c.createArrayOf("text", checked.toArray());
+        ps.setArray(1, array);
+        ps.setArray(2, array);
+        ps.setString(3, holder.value());
+        ps.setString(4, holder.value());
+        ps.setLong(5, granted.toMillis());
+        ps.setArray(6, array);
+        ps.setString(7, holder.value());
+        ps.setArray(8, array);
+        ps.execute(); // the placeholders' count, then the locked rows, then the answers
+        if (!ps.getMoreResults() || !ps.getMoreResults()) {
+          throw new IllegalStateException("the batch grant returned no answers: " + acquireAllSql);
+        }
+        Map<String, AcquireResult> byName = new HashMap<>();
+        try (ResultSet rs = ps.getResultSet()) {
+          while (rs.next()) {
+            AcquireResult a = batchAnswer(rs, holder, granted);
+            byName.put(a.name(), a);
+          }
+        }
+        return byName;
+      }
+    });
+    Map<String, AcquireResult> ordered = new LinkedHashMap<>();
+    for (String name : checked) {
+      // no row: deleted by hand between the statements; like the single call, "not granted"
+      ordered.put(name, answers.getOrDefault(name, AcquireResult.Refused.unexplained(name)));
+    }
+    return Collections.unmodifiableMap(ordered);
+  }
+
+  private static AcquireResult batchAnswer(ResultSet rs, HolderId holder, Duration ttl)
+      throws SQLException {
+    String name = rs.getString(1);
+    long grantedToken = rs.getLong(2);
+    if (!rs.wasNull()) {
+      Instant expiresAt = rs.getObject(3, OffsetDateTime.class).toInstant();
+      return new AcquireResult.Granted(new LeaseGrant(name, holder, grantedToken, expiresAt, ttl));
+    }
+    String other = rs.getString(4);
+    if (other == null) {
+      return AcquireResult.Refused.unexplained(name);
+    }
+    long token = rs.getLong(5);
+    Instant expiresAt = rs.getObject(6, OffsetDateTime.class).toInstant();
+    Instant now = rs.getObject(7, OffsetDateTime.class).toInstant();
+    Duration remaining = now.isBefore(expiresAt) ? Duration.between(now, expiresAt) : Duration.ZERO;
+    return new AcquireResult.Refused(name, Optional.of(
+        new LeaseState.Held(name, new HolderId(other), token, expiresAt, remaining)));
+  }
+
+  /**
+   * Releases up to {@value LeaseStore#MAX_BATCH_SIZE} names in one round trip, each under exactly
+   * the rules of {@link #release} (rows kept with their tokens), with one {@code pg_notify} per
+   * released name in the same transaction; rows are locked in name order first.
+   */
+  @Override
+  public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
+    List<String> checked = LeaseArguments.requireNames(names);
+    Objects.requireNonNull(holder, "holder must not be null");
+    ensureOpen();
+    if (checked.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, Boolean> released = callBatch("releaseAll", checked, c -> {
+      try (PreparedStatement ps = c.prepareStatement(releaseAllSql)) {
+        Jdbc.bound(ps, callTimeout);
+        java.sql.Array array = c.createArrayOf("text", checked.toArray());
+        ps.setArray(1, array);
+        ps.setString(2, holder.value());
+        ps.setArray(3, array);
+        ps.setString(4, holder.value());
+        ps.execute(); // the locked rows, then the released names
+        if (!ps.getMoreResults()) {
+          throw new IllegalStateException("the batch release returned no answers: "
+              + releaseAllSql);
+        }
+        Map<String, Boolean> byName = new LinkedHashMap<>();
+        for (String name : checked) {
+          byName.put(name, false);
+        }
+        try (ResultSet rs = ps.getResultSet()) {
+          while (rs.next()) {
+            byName.put(rs.getString(1), true);
+          }
+        }
+        return byName;
+      }
+    });
+    if (!hints.listens()) {
+      released.forEach((name, done) -> {
+        if (done) {
+          hints.dispatch(name);
+        }
+      });
+    }
+    return Collections.unmodifiableMap(released);
   }
 
   /**
@@ -443,12 +602,21 @@ public final class PostgresLeaseStore implements LeaseStore {
   }
 
   private <T> T call(String operation, String name, SqlCall<T> body) {
+    return call(() -> what(operation, name), body);
+  }
+
+  private <T> T callBatch(String operation, List<String> batch, SqlCall<T> body) {
+    return call(() -> operation + " of " + batch.size() + " leases (the first '" + batch.get(0)
+        + "') in table " + names, body);
+  }
+
+  private <T> T call(Supplier<String> what, SqlCall<T> body) {
     ensureSchema();
     try (Connection c = dataSource.getConnection()) {
       Jdbc.prepare(c, isolationKnownGood, callTimeout);
       return body.run(c);
     } catch (SQLException e) {
-      throw Jdbc.unavailable(what(operation, name), e);
+      throw Jdbc.unavailable(what.get(), e);
     }
   }
 

@@ -1,0 +1,170 @@
+package dev.leases.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.leases.AcquireResult;
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import dev.leases.leader.LeaderLoop;
+import dev.leases.leader.LeaseGroup;
+import dev.leases.tck.CountingLeaseStore;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The native batch: one statement (one execute, one round trip) per batch call, and what it saves
+ * a lease group and a follower.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PostgresBatchTest {
+
+  private static final int NAMES = 1000;
+
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  /** Statements prepared through the counted data source: each is executed once, one round trip. */
+  private final AtomicInteger statements = new AtomicInteger();
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      closeables.get(i).close();
+    }
+  }
+
+  private <T extends AutoCloseable> T closeLater(T c) {
+    closeables.add(c);
+    return c;
+  }
+
+  /** A store on a data source that counts the statements the store prepares. */
+  private PostgresLeaseStore countedStore() {
+    HikariDataSource pool = closeLater(PostgresServers.pool(4));
+    DataSource counted = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(),
+        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+          Object result = invoke(pool, method, args);
+          return method.getName().equals("getConnection") ? countingConnection((Connection) result)
+              : result;
+        });
+    PostgresLeaseStore store = closeLater(PostgresLeaseStore.builder(counted).build());
+    store.token("warm-up"); // creates the table
+    statements.set(0);
+    return store;
+  }
+
+  private Connection countingConnection(Connection c) {
+    return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(),
+        new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+          if (method.getName().equals("prepareStatement")
+              || method.getName().equals("createStatement")) {
+            statements.incrementAndGet();
+          }
+          return invoke(c, method, args);
+        });
+  }
+
+  private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args)
+      throws Throwable {
+    try {
+      return m.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  private static List<String> names() {
+    String base = "pg-batch-" + UUID.randomUUID();
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < NAMES; i++) {
+      names.add(base + "-" + i);
+    }
+    return names;
+  }
+
+  @Test
+  void aBatchOfAThousandNamesIsOneStatementAndRefusalsSayWhoHoldsThemUntilWhen() {
+    PostgresLeaseStore store = countedStore();
+    List<String> names = names();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    Map<String, AcquireResult> granted = store.acquireOrRenewAll(names, a, Duration.ofSeconds(5));
+    assertThat(statements.get()).as("one statement for %d names", NAMES).isEqualTo(1);
+    assertThat(granted.values()).allMatch(r -> r instanceof AcquireResult.Granted);
+    Map<String, AcquireResult> renewed = store.acquireOrRenewAll(names, a, Duration.ofSeconds(5));
+    assertThat(statements.get()).isEqualTo(2);
+    for (String n : names) {
+      assertThat(renewed.get(n).grant().orElseThrow().token())
+          .isEqualTo(granted.get(n).grant().orElseThrow().token());
+    }
+    Map<String, AcquireResult> refused = store.acquireOrRenewAll(names, b, Duration.ofSeconds(5));
+    assertThat(statements.get()).isEqualTo(3);
+    for (String n : names) {
+      AcquireResult.Refused r = (AcquireResult.Refused) refused.get(n);
+      LeaseState.Held held = r.heldBy().orElseThrow(() -> new AssertionError("the native batch"
+          + " reads who holds '" + n + "' in the same statement"));
+      LeaseGrant mine = renewed.get(n).grant().orElseThrow();
+      assertThat(held.holder()).isEqualTo(a);
+      assertThat(held.lastToken()).isEqualTo(mine.token());
+      assertThat(held.expiresAt()).isEqualTo(mine.expiresAt());
+      assertThat(held.remaining()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(5));
+    }
+    assertThat(store.releaseAll(names, a).values()).containsOnly(true);
+    assertThat(statements.get()).as("one statement for the release, NOTIFYs included")
+        .isEqualTo(4);
+  }
+
+  @Test
+  void aGroupOfAThousandNamesRenewsWithOneStatementARound() {
+    PostgresLeaseStore store = countedStore();
+    List<String> names = names();
+    try (LeaseGroup group = LeaseGroup.builder(store).ttl(Duration.ofSeconds(3)).build()) {
+      names.forEach(group::add);
+      group.start();
+      await("the group holds every name").atMost(Duration.ofSeconds(30))
+          .until(() -> group.heldNames().size() == NAMES);
+      int from = statements.get();
+      long start = System.nanoTime();
+      await("three more rounds").atMost(Duration.ofSeconds(30))
+          .until(() -> statements.get() >= from + 3);
+      double rounds = (System.nanoTime() - start) / (double) group.renewInterval().toNanos();
+      int used = statements.get() - from;
+      System.out.printf("PostgreSQL native batch: %d names, %d statements in %.1f renew"
+          + " intervals%n", NAMES, used, rounds);
+      assertThat((double) used).as("statements per round <= ceil(%d / %d)", NAMES,
+          LeaseStore.MAX_BATCH_SIZE).isLessThanOrEqualTo(rounds + 1);
+      assertThat(group.heldNames()).hasSize(NAMES);
+      statements.set(0);
+    }
+    assertThat(statements.get()).as("close releases every name with one statement").isEqualTo(1);
+  }
+
+  @Test
+  void aFollowersWakeCostsOneRoundTripWithNoInspect() {
+    PostgresLeaseStore store = countedStore();
+    String name = "pg-follow-" + UUID.randomUUID();
+    store.acquireOrRenew(name, HolderId.generate(), Duration.ofSeconds(30)).orElseThrow();
+    CountingLeaseStore counted = new CountingLeaseStore(store);
+    try (LeaderLoop follower = LeaderLoop.builder(counted, name).ttl(Duration.ofSeconds(3))
+        .start()) {
+      await("the follower learned the expiry").atMost(Duration.ofSeconds(10))
+          .until(() -> counted.expiryReads() > 0);
+      assertThat(counted.inspects()).as("the refusal said until when").isZero();
+      assertThat(follower.currentToken()).isZero();
+    }
+  }
+}
