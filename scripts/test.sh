@@ -9,18 +9,25 @@ started=$(date +%s)
 scripts/install-test-servers.sh
 
 MVN=(mvn -B -ntp)
-"${MVN[@]}" clean install
+# Every module's tests; two modules build and test at once where the module graph allows (each
+# module's tests start their own servers on free ports, so they do not meet).
+"${MVN[@]}" -T 2 clean install
 
 eval "$(scripts/start-external-postgres.sh)"
 trap 'scripts/start-external-postgres.sh stop "$LEASES_EXTERNAL_PG_DIR"' EXIT
+logs=target/test-logs
+mkdir -p "$logs"
+# Two independent steps at once: the PostgreSQL suite against Debian's PostgreSQL, and the
+# benchmark CLI end to end with tiny counts on every backend (servers of its own).
 LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" "${MVN[@]}" -pl lease-postgres verify \
-  -Dleases.reports=surefire-reports-external-postgres
-unset LEASES_POSTGRES_URL
-
-# The benchmark CLI end to end with tiny counts, on every backend that needs no external service.
+  -Dleases.reports=surefire-reports-external-postgres >"$logs/external-postgres.log" 2>&1 &
+external=$!
 java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgres,redis,etcd,consul \
   --start-local --trials 1 --latency-samples 30 --scale 1,10 --scale-rounds 1 \
-  --out benchmarks/target/bench-smoke >/dev/null
+  --out benchmarks/target/bench-smoke >"$logs/bench-smoke.log" 2>&1 \
+  || { tail -40 "$logs/bench-smoke.log"; exit 1; }
+wait "$external" || { grep -E "Tests run|FAIL|ERROR" "$logs/external-postgres.log" | tail -40; exit 1; }
+unset LEASES_POSTGRES_URL
 
 # Nemesis: seeded random faults on every backend, at most about a minute each; exits 1 on a violation.
 java -jar benchmarks/target/leases-benchmarks.jar nemesis --backends memory,postgres,redis,etcd,consul \
