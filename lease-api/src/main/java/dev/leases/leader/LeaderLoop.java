@@ -46,9 +46,10 @@ import org.slf4j.LoggerFactory;
  *       a pause, a restore or a clock step: the loop stands down and takes a fresh holder id (a
  *       restored snapshot may be running twice), then contends again.
  *   <li>As a follower, sleeps until the expiry it last read from the store, or until the store hints
- *       that the lease was released. It asks with a one-name {@link LeaseStore#acquireOrRenewAll}:
- *       a store whose refusal says until when the lease is held costs one round trip per wake; with
- *       the SPI's default it reads the expiry with a second call, {@link LeaseStore#inspect}.
+ *       that the lease was released. A follower asks with a one-name
+ *       {@link LeaseStore#acquireOrRenewAll}: a store whose refusal says until when the lease is held
+ *       costs one round trip per wake; with the SPI's default it reads the expiry with a second call,
+ *       {@link LeaseStore#inspect}. A leader renews with the single call.
  *   <li>Releases the lease on {@link #close()}, so a clean shutdown hands over at once.
  *   <li>{@link #revoke()} is "revoke on the way in" for a platform that knows the process was
  *       restored from a snapshot or checkpoint — the one case the clock comparison cannot see, when
@@ -403,7 +404,10 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     long sentEpoch = epoch;
     AcquireResult answer;
     try {
-      answer = calls.call(() -> answerFor(store.acquireOrRenewAll(List.of(name), h, ttl)), timeout);
+      boolean renewing = t != null;
+      answer = calls.call(() -> !renewing
+          ? answerFor(store.acquireOrRenewAll(List.of(name), h, ttl))
+          : renewal(store.acquireOrRenew(name, h, ttl)), timeout);
     } catch (LeaseStoreClosedException e) {
       log.warn("lease '{}': the store was closed under the leader loop; stopping", name);
       standDown(LossReason.RENEWAL_FAILED);
@@ -462,6 +466,16 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     }
     markStep();
     return wait;
+  }
+
+  /**
+   * A renewal's answer. Renewals use the single call: a native batch does more work per call, and
+   * what only a batch refusal adds (who holds the name, until when) is rarely needed there — a
+   * refused renewal falls back to one {@code inspect}.
+   */
+  private AcquireResult renewal(Optional<LeaseGrant> grant) {
+    return grant.<AcquireResult>map(AcquireResult.Granted::new)
+        .orElseGet(() -> AcquireResult.Refused.unexplained(name));
   }
 
   /** This loop's answer in a one-name batch; a store that leaves it out has failed the call. */

@@ -63,7 +63,7 @@ public final class InMemoryRunLedger implements RunLedger<Void> {
 
   @Override
   public RunRecord complete(RunRecord attempt, Consumer<Void> work) {
-    requireStarted(attempt);
+    RunKeys.requireStarted(attempt);
     work.accept(null);
     synchronized (this) {
       long fence = fences.getOrDefault(attempt.job(), 0L);
@@ -80,7 +80,7 @@ public final class InMemoryRunLedger implements RunLedger<Void> {
 
   @Override
   public synchronized RunRecord fail(RunRecord attempt, String failure) {
-    requireStarted(attempt);
+    RunKeys.requireStarted(attempt);
     Objects.requireNonNull(failure, "failure must not be null");
     return replace(attempt, RunRecord.Status.FAILED, RunRecord.failureText(failure));
   }
@@ -113,11 +113,4 @@ public final class InMemoryRunLedger implements RunLedger<Void> {
         + "' was not begun in this ledger");
   }
 
-  private static void requireStarted(RunRecord attempt) {
-    Objects.requireNonNull(attempt, "attempt must not be null");
-    if (attempt.status() != RunRecord.Status.STARTED) {
-      throw new IllegalArgumentException("pass the STARTED record that begin() returned; got a "
-          + attempt.status() + " one");
-    }
-  }
 }

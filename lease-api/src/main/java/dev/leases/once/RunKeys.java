@@ -1,6 +1,7 @@
 package dev.leases.once;
 
 import dev.leases.LeaseArguments;
+import java.util.Objects;
 
 /**
  * Validation of job names and run keys, shared by the runner and every ledger. Public so that
@@ -34,6 +35,20 @@ public final class RunKeys {
   /** The lease of {@code job}, also the fence resource its ledger records: {@code once/<job>}. */
   public static String leaseName(String job) {
     return LEASE_PREFIX + checkJob(job);
+  }
+
+  /**
+   * Checks that {@code attempt} is a STARTED record, as {@link RunLedger#complete} and
+   * {@link RunLedger#fail} take, with valid job and run names.
+   */
+  public static RunRecord requireStarted(RunRecord attempt) {
+    Objects.requireNonNull(attempt, "attempt must not be null");
+    check(attempt.job(), attempt.run());
+    if (attempt.status() != RunRecord.Status.STARTED) {
+      throw new IllegalArgumentException("pass the STARTED record that begin() returned; got a "
+          + attempt.status() + " one");
+    }
+    return attempt;
   }
 
   public static int checkLimit(int limit) {

@@ -1,5 +1,6 @@
 package dev.leases.once;
 
+import static dev.leases.testing.Conditions.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -21,7 +22,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -47,18 +47,6 @@ class ExactlyOnceTest {
     ExactlyOnce<Void> r = ExactlyOnce.builder(s, ledger).ttl(TTL).clock(clock).build();
     runners.add(r);
     return r;
-  }
-
-  /** Waits on a condition (real time), failing with {@code what} after {@code timeout}. */
-  static void await(String what, Duration timeout, BooleanSupplier condition)
-      throws InterruptedException {
-    long end = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - end > 0) {
-        throw new AssertionError("timed out after " + timeout + " waiting for: " + what);
-      }
-      Thread.sleep(5);
-    }
   }
 
   @Test
@@ -222,7 +210,7 @@ class ExactlyOnceTest {
         }));
     assertThat(inWork.await(10, TimeUnit.SECONDS)).isTrue();
     partitioned.set(true);
-    await("A's failed renewal marks its context as not holding", Duration.ofSeconds(10),
+    waitUntil("A's failed renewal marks its context as not holding", Duration.ofSeconds(10),
         () -> !aContext[0].isHeld());
     clock.advance(TTL.multipliedBy(2)); // A's lease expires by the store's clock
 
@@ -303,7 +291,7 @@ class ExactlyOnceTest {
     ExactlyOnce<Void> a = runner(hanging);
     RunOutcome outcome = a.run(job, "r1", (n, ctx) -> {
       hang.set(true);
-      await("a hung renewal ends the holding", Duration.ofSeconds(10), () -> !ctx.isHeld());
+      waitUntil("a hung renewal ends the holding", Duration.ofSeconds(10), () -> !ctx.isHeld());
     });
     assertThat(outcome).isInstanceOf(RunOutcome.Completed.class);
   }

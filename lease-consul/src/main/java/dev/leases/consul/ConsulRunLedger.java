@@ -213,7 +213,7 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
 
   @Override
   public RunRecord complete(RunRecord attempt, Consumer<Void> work) {
-    requireStarted(attempt);
+    RunKeys.requireStarted(attempt);
     Objects.requireNonNull(work, "work must not be null");
     ensureOpen();
     work.accept(null);
@@ -255,7 +255,7 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
 
   @Override
   public RunRecord fail(RunRecord attempt, String failure) {
-    requireStarted(attempt);
+    RunKeys.requireStarted(attempt);
     Objects.requireNonNull(failure, "failure must not be null");
     ensureOpen();
     String cut = RunRecord.failureText(failure);
@@ -491,14 +491,6 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
     }
   }
 
-  private static void requireStarted(RunRecord attempt) {
-    Objects.requireNonNull(attempt, "attempt must not be null");
-    RunKeys.check(attempt.job(), attempt.run());
-    if (attempt.status() != RunRecord.Status.STARTED) {
-      throw new IllegalArgumentException("pass the STARTED record that begin() returned; got a "
-          + attempt.status() + " one");
-    }
-  }
 
   private void ensureOpen() {
     if (closed.get()) {

@@ -178,7 +178,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
 
   @Override
   public RunRecord complete(RunRecord attempt, Consumer<Connection> work) {
-    requireStarted(attempt);
+    RunKeys.requireStarted(attempt);
     Objects.requireNonNull(work, "work must not be null");
     String what = "completing attempt " + attempt.attempt() + " of run '" + attempt.run()
         + "' of job '" + attempt.job() + "' with token " + attempt.token();
@@ -209,7 +209,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
 
   @Override
   public RunRecord fail(RunRecord attempt, String failure) {
-    requireStarted(attempt);
+    RunKeys.requireStarted(attempt);
     Objects.requireNonNull(failure, "failure must not be null");
     String cut = RunRecord.failureText(failure);
     return autocommit("recording the failure of attempt " + attempt.attempt() + " of job '"
@@ -391,13 +391,6 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     }
   }
 
-  private static void requireStarted(RunRecord attempt) {
-    Objects.requireNonNull(attempt, "attempt must not be null");
-    if (attempt.status() != RunRecord.Status.STARTED) {
-      throw new IllegalArgumentException("pass the STARTED record that begin() returned; got a "
-          + attempt.status() + " one");
-    }
-  }
 
   private static void close(Connection c) {
     try {

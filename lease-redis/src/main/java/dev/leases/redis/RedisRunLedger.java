@@ -191,7 +191,7 @@ public final class RedisRunLedger implements RunLedger<Void>, AutoCloseable {
 
   @Override
   public RunRecord complete(RunRecord attempt, Consumer<Void> work) {
-    requireStarted(attempt);
+    RunKeys.requireStarted(attempt);
     Objects.requireNonNull(work, "work must not be null");
     ensureOpen();
     work.accept(null);
@@ -216,7 +216,7 @@ public final class RedisRunLedger implements RunLedger<Void>, AutoCloseable {
 
   @Override
   public RunRecord fail(RunRecord attempt, String failure) {
-    requireStarted(attempt);
+    RunKeys.requireStarted(attempt);
     Objects.requireNonNull(failure, "failure must not be null");
     List<String> k = keysOf(attempt.job());
     List<Object> reply = run(Scripts.LEDGER_FAIL, "recording the failure of attempt "
@@ -344,13 +344,6 @@ public final class RedisRunLedger implements RunLedger<Void>, AutoCloseable {
     }
   }
 
-  private static void requireStarted(RunRecord attempt) {
-    Objects.requireNonNull(attempt, "attempt must not be null");
-    if (attempt.status() != RunRecord.Status.STARTED) {
-      throw new IllegalArgumentException("pass the STARTED record that begin() returned; got a "
-          + attempt.status() + " one");
-    }
-  }
 
   private void ensureOpen() {
     if (closed.get()) {
