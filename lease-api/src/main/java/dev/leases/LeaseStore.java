@@ -54,7 +54,7 @@ import java.util.OptionalLong;
 public interface LeaseStore extends AutoCloseable {
 
   /** The most names {@link #acquireOrRenewAll} and {@link #releaseAll} accept in one call. */
-  int MAX_BATCH_SIZE = 1000;
+  int MAX_BATCH_SIZE = 10_000;
 
   /**
    * Acquires the lease for {@code holder}, or renews it if {@code holder} already has it.

@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * Holds a changing set of named leases for one process at a constant number of store round trips:
  * one renewal round every {@code renewInterval} (default {@code ttl/3}) renews every held name and
  * tries every free one with {@linkplain LeaseStore#acquireOrRenewAll batch calls} of at most
- * {@value LeaseStore#MAX_BATCH_SIZE} names, so 10,000 names cost about 10 calls a round on a store
+ * {@value LeaseStore#MAX_BATCH_SIZE} names, so 10,000 names cost one call a round on a store
  * with a native batch, not 10,000. Use it for partitions, tenants or shards that many processes
  * share out; use {@link LeaderLoop} for one name.
  *
