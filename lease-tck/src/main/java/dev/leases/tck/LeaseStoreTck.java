@@ -24,6 +24,7 @@ import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -137,6 +138,17 @@ public abstract class LeaseStoreTck {
   protected void restartStore() throws Exception {
     throw new AssertionError("override restartStore() in your kit subclass: the kit proves that"
         + " tokens never go backwards across a restart of the store's server");
+  }
+
+  /**
+   * Ends, behind the store's back, the server-side lease or session that keeps {@code name} alive
+   * (etcd: revoke the etcd lease attached to its key; Consul: destroy the session that locks it), as
+   * an operator or a server-side expiry would, and with it every other name tied to the same lease
+   * or session. Returns false, the default, for a store that ties no names together: the kit then
+   * proves that names are independent instead.
+   */
+  protected boolean endSharedFate(String name) throws Exception {
+    return false;
   }
 
   /**
@@ -730,6 +742,71 @@ public abstract class LeaseStoreTck {
           "held by a");
     }
     assertThat(s.releaseAll(names, a).values()).containsOnly(true);
+  }
+
+  /**
+   * Shared fate (see "Batches" in {@link LeaseStore}): when the server-side lease or session behind
+   * one of a holder's names ends, every name tied to it is lost at once — none may be renewed with
+   * its old token — while another holder's names are untouched. A store that ties nothing together
+   * must keep names independent: releasing one leaves the others held with their tokens.
+   */
+  @Test
+  void sharedFateLossLosesEveryTiedNameAtOnceAndNothingElse() throws Exception {
+    LeaseStore s = store();
+    LeaseStore other = store();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    List<String> batch = List.of(leaseName(), leaseName(), leaseName());
+    String single = leaseName();
+    String others = leaseName();
+    Map<String, Long> tokens = new LinkedHashMap<>();
+    Map<String, AcquireResult> first = s.acquireOrRenewAll(batch, a, ttl());
+    for (String n : batch) {
+      tokens.put(n, batchGranted(first, n, "a free name").token());
+    }
+    tokens.put(single, granted(s.acquireOrRenew(single, a, ttl()), "a single acquire").token());
+    LeaseGrant gB = granted(other.acquireOrRenew(others, b, ttl()), "b takes its own name");
+    if (!endSharedFate(batch.get(0))) {
+      assertThat(s.release(batch.get(0), a)).isTrue();
+      for (String n : List.of(batch.get(1), batch.get(2), single)) {
+        LeaseState st = other.inspect(n);
+        assertThat(st).as("'%s' after another of the holder's names was released: a store that"
+            + " ties no names together (endSharedFate false) must leave it held", n)
+            .isInstanceOf(LeaseState.Held.class);
+        assertThat(((LeaseState.Held) st).holder()).isEqualTo(a);
+        assertThat(st.lastToken()).isEqualTo(tokens.get(n));
+        assertThat(granted(s.acquireOrRenew(n, a, ttl()), "renewing " + n).token())
+            .as("'%s' renewed with its token", n).isEqualTo(tokens.get(n));
+      }
+    } else {
+      await("every name of the batch, tied to the ended lease or session, is no longer held by its"
+          + " holder").atMost(expiryWait()).pollInterval(Duration.ofMillis(20))
+          .until(() -> batch.stream().noneMatch(n -> heldBy(other, n, a)));
+      // the single acquire may or may not share the batch's lease or session: either it was lost
+      // with them, or it is still held with its token
+      List<String> tied = new ArrayList<>(batch);
+      if (heldBy(other, single, a)) {
+        assertThat(other.inspect(single).lastToken()).as("'%s', not tied to the batch's lease or"
+            + " session, keeps its token", single).isEqualTo(tokens.get(single));
+      } else {
+        tied.add(single);
+      }
+      Map<String, AcquireResult> again = s.acquireOrRenewAll(tied, a, ttl());
+      for (String n : tied) {
+        answer(again, n).grant().ifPresent(g -> assertThat(g.token()).as("'%s' was lost with the"
+            + " shared lease or session: its next grant is a new tenure, never a renewal of the"
+            + " old token", n).isGreaterThan(tokens.get(n)));
+      }
+    }
+    LeaseState st = other.inspect(others);
+    assertThat(st).as("another holder's name is untouched by the first holder's loss")
+        .isInstanceOf(LeaseState.Held.class);
+    assertThat(((LeaseState.Held) st).holder()).isEqualTo(b);
+    assertThat(st.lastToken()).isEqualTo(gB.token());
+  }
+
+  private static boolean heldBy(LeaseStore s, String name, HolderId holder) {
+    return s.inspect(name) instanceof LeaseState.Held h && h.holder().equals(holder);
   }
 
   /**
