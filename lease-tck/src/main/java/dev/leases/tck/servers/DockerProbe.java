@@ -1,41 +1,47 @@
 package dev.leases.tck.servers;
 
-import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Answers "does a Docker engine answer here?" without any Docker library: a ping on its socket. */
+/**
+ * Answers "can Testcontainers start a container here?" with Testcontainers' own detection, which
+ * tries {@code DOCKER_HOST}, the Docker socket, TCP hosts, Colima, Podman and the user's
+ * {@code ~/.testcontainers.properties}. Testcontainers is an optional dependency of the kit: without
+ * it on the class path no container can be started, and the answer is false.
+ */
 public final class DockerProbe {
+
+  private static final Logger log = LoggerFactory.getLogger(DockerProbe.class);
 
   private DockerProbe() {}
 
+  /** True if Testcontainers is on the class path and finds a working container engine. */
   public static boolean engineAnswers() {
-    String host = System.getenv("DOCKER_HOST");
-    Path socket = host != null && host.startsWith("unix://")
-        ? Path.of(host.substring("unix://".length()))
-        : Path.of("/var/run/docker.sock");
-    return pingsOk(socket);
-  }
-
-  static boolean pingsOk(Path socket) {
-    if (!Files.exists(socket)) {
+    if (!testcontainersPresent(DockerProbe.class.getClassLoader())) {
+      log.debug("Testcontainers is not on the class path: no container engine is used");
       return false;
     }
-    try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-      ch.connect(UnixDomainSocketAddress.of(socket));
-      ch.write(ByteBuffer.wrap(
-          "GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
-      ByteBuffer buf = ByteBuffer.allocate(512);
-      ch.read(buf);
-      String reply = new String(buf.array(), 0, buf.position(), StandardCharsets.US_ASCII);
-      return reply.startsWith("HTTP/1.") && reply.contains(" 200 ");
-    } catch (IOException e) {
+    return Detection.available();
+  }
+
+  static boolean testcontainersPresent(ClassLoader loader) {
+    try {
+      Class.forName("org.testcontainers.DockerClientFactory", false, loader);
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
       return false;
+    }
+  }
+
+  /** Linked only when Testcontainers is present. */
+  private static final class Detection {
+    static boolean available() {
+      try {
+        return org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
+      } catch (RuntimeException | LinkageError e) {
+        log.info("Testcontainers found no working container engine: {}", e.toString());
+        return false;
+      }
     }
   }
 }
