@@ -18,6 +18,7 @@ public sealed interface AcquireResult permits AcquireResult.Granted, AcquireResu
 
   /** The name was granted or renewed for the caller. */
   record Granted(LeaseGrant lease) implements AcquireResult {
+    /** Checks that the grant is present. */
     public Granted {
       Objects.requireNonNull(lease, "lease");
     }
@@ -43,6 +44,7 @@ public sealed interface AcquireResult permits AcquireResult.Granted, AcquireResu
    *     have released the lease or been superseded.
    */
   record Refused(String name, Optional<LeaseState.Held> heldBy) implements AcquireResult {
+    /** Checks that {@code heldBy}, when present, is the state of {@code name}. */
     public Refused {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(heldBy, "heldBy");

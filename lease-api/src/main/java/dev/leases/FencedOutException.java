@@ -25,10 +25,12 @@ public class FencedOutException extends LeaseException {
     this.highestToken = highestToken;
   }
 
+  /** The fenced resource that refused the write. */
   public String resource() {
     return resource;
   }
 
+  /** The token the refused write carried. */
   public long presentedToken() {
     return presentedToken;
   }

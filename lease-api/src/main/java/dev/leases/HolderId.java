@@ -19,6 +19,10 @@ public record HolderId(String value) {
   /** Longest accepted id, so that every backend can store it in a key or column. */
   public static final int MAX_LENGTH = 200;
 
+  /**
+   * Checks the id: at most {@value #MAX_LENGTH} characters of well-formed UTF-16, not blank, no
+   * control characters.
+   */
   public HolderId {
     value = LeaseArguments.requireText("holder id", value, MAX_LENGTH);
   }

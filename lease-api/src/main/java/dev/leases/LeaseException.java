@@ -2,10 +2,12 @@ package dev.leases;
 
 /** Base of the unchecked exceptions this library throws for store and fencing failures. */
 public class LeaseException extends RuntimeException {
+  /** An error with a message that says what to change. */
   public LeaseException(String message) {
     super(message);
   }
 
+  /** An error caused by {@code cause}. */
   public LeaseException(String message, Throwable cause) {
     super(message, cause);
   }

@@ -17,6 +17,7 @@ import java.util.Objects;
  */
 public record LeaseGrant(String name, HolderId holder, long token, Instant expiresAt, Duration ttl) {
 
+  /** Checks that every part is present and the TTL positive. */
   public LeaseGrant {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(holder, "holder");

@@ -12,10 +12,19 @@ import java.util.Objects;
 public sealed interface LeaseState permits LeaseState.Free, LeaseState.Held, LeaseState.Expired {
 
   /** The three states as an enum, for switches. */
-  enum Status { FREE, HELD, EXPIRED }
+  enum Status {
+    /** No holder: never granted, released, or its record deleted. */
+    FREE,
+    /** Held by a holder until its expiry. */
+    HELD,
+    /** Its holder stopped renewing and the TTL passed without a release. */
+    EXPIRED
+  }
 
+  /** The lease name this state is for. */
   String name();
 
+  /** Which of the three states this is. */
   Status status();
 
   /**
@@ -27,6 +36,7 @@ public sealed interface LeaseState permits LeaseState.Free, LeaseState.Held, Lea
 
   /** Nobody holds the lease: never granted, or released. */
   record Free(String name, long lastToken) implements LeaseState {
+    /** Checks the parts. */
     public Free {
       Objects.requireNonNull(name, "name");
     }
@@ -44,6 +54,7 @@ public sealed interface LeaseState permits LeaseState.Free, LeaseState.Held, Lea
    */
   record Held(String name, HolderId holder, long lastToken, Instant expiresAt, Duration remaining)
       implements LeaseState {
+    /** Checks the parts. */
     public Held {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(holder, "holder");
@@ -60,6 +71,7 @@ public sealed interface LeaseState permits LeaseState.Free, LeaseState.Held, Lea
   /** Its holder stopped renewing and the store's clock passed the expiry; nobody has taken it yet. */
   record Expired(String name, HolderId holder, long lastToken, Instant expiredAt)
       implements LeaseState {
+    /** Checks the parts. */
     public Expired {
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(holder, "holder");

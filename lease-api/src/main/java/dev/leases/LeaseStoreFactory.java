@@ -9,6 +9,11 @@ import java.util.Map;
  */
 public interface LeaseStoreFactory {
 
+  /**
+   * Opens a store from its settings (keys named by the factory).
+   *
+   * @throws IllegalArgumentException for a missing or malformed setting, naming it
+   */
   LeaseStore open(Map<String, String> settings);
 
   /** Returns {@code settings.get(key)}, or throws an {@link IllegalArgumentException} naming it. */

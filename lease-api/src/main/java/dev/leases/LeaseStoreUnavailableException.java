@@ -6,6 +6,7 @@ package dev.leases;
  * though it did not (the leader loop stands down).
  */
 public class LeaseStoreUnavailableException extends LeaseException {
+  /** A call whose outcome is unknown, with what failed. */
   public LeaseStoreUnavailableException(String message, Throwable cause) {
     super(message, cause);
   }

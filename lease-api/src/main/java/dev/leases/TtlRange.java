@@ -9,6 +9,7 @@ import java.util.Objects;
  */
 public record TtlRange(Duration min, Duration max, Duration granularity) {
 
+  /** Checks that {@code 0 < min <= max} and the granularity is positive. */
   public TtlRange {
     LeaseArguments.requirePositive("min", min);
     LeaseArguments.requirePositive("max", max);

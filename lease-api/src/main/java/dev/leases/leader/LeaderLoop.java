@@ -156,14 +156,17 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     return holder;
   }
 
+  /** The lease name. */
   public String name() {
     return name;
   }
 
+  /** The TTL each acquire and renewal asks for. */
   public Duration ttl() {
     return ttl;
   }
 
+  /** How often the leader renews. */
   public Duration renewInterval() {
     return renewInterval;
   }

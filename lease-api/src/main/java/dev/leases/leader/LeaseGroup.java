@@ -214,10 +214,12 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     return holder;
   }
 
+  /** The TTL each acquire and renewal asks for. */
   public Duration ttl() {
     return timings.ttl();
   }
 
+  /** How often a renewal round runs. */
   public Duration renewInterval() {
     return timings.renewInterval();
   }

@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>Asks the ledger; a completed run returns {@link RunOutcome.AlreadyCompleted} at once.
  *   <li>Sends one bounded acquire-or-renew of the job's lease {@code once/<job>} (job names are
- *       therefore at most {@value RunKeys#MAX_JOB_LENGTH} characters; do not use lease names under
+ *       therefore at most {@link RunKeys#MAX_JOB_LENGTH} characters; do not use lease names under
  *       {@code once/} for anything else). Not granted: asks the ledger again and returns
  *       {@code AlreadyCompleted} or {@link RunOutcome.RunningElsewhere}. It never waits for the
  *       lease. The lease is per job: two runs of one job never overlap.
@@ -96,6 +96,7 @@ public final class ExactlyOnce<T> implements AutoCloseable {
     return holder;
   }
 
+  /** The TTL of the job's lease. */
   public Duration ttl() {
     return ttl;
   }
@@ -323,6 +324,11 @@ public final class ExactlyOnce<T> implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The runner.
+     *
+     * @throws IllegalArgumentException if the TTL was not set or is out of the store's range
+     */
     public ExactlyOnce<T> build() {
       if (ttl == null) {
         throw new IllegalArgumentException("ttl is required: call ttl(Duration) on the builder");

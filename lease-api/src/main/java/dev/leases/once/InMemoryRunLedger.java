@@ -26,10 +26,12 @@ public final class InMemoryRunLedger implements RunLedger<Void> {
   private final Map<String, List<RunRecord>> attempts = new HashMap<>();
   private long nextAttempt = 1;
 
+  /** A ledger judged by the system clock. */
   public InMemoryRunLedger() {
     this(LeaseClock.system());
   }
 
+  /** A ledger whose record times come from {@code clock}. */
   public InMemoryRunLedger(LeaseClock clock) {
     this.clock = Objects.requireNonNull(clock, "clock must not be null");
   }

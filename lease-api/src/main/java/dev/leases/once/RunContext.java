@@ -9,13 +9,16 @@ import dev.leases.HolderId;
  */
 public interface RunContext {
 
+  /** The job name. */
   String job();
 
+  /** The run key. */
   String run();
 
   /** The fencing token this attempt runs under; pass it to any other fenced resource you write. */
   long token();
 
+  /** The holder this attempt runs as. */
   HolderId holder();
 
   /** The ledger's id of this attempt ({@link RunRecord#attempt()}). */

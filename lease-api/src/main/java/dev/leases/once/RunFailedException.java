@@ -11,6 +11,7 @@ public class RunFailedException extends RuntimeException {
   private final String run;
   private final long token;
 
+  /** The work of run {@code run} failed with {@code cause}; the run is recorded as failed. */
   public RunFailedException(String job, String run, long token, Throwable cause) {
     super("run '" + run + "' of job '" + job + "' (token " + token + ") failed and was not"
         + " completed; the next firing retries it: " + cause, cause);
@@ -19,14 +20,17 @@ public class RunFailedException extends RuntimeException {
     this.token = token;
   }
 
+  /** The job name. */
   public String job() {
     return job;
   }
 
+  /** The run key. */
   public String run() {
     return run;
   }
 
+  /** The fencing token the failed attempt ran under. */
   public long token() {
     return token;
   }

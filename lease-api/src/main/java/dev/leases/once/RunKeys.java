@@ -23,10 +23,20 @@ public final class RunKeys {
 
   private RunKeys() {}
 
+  /**
+   * Checks a job name and returns it.
+   *
+   * @throws IllegalArgumentException if it is blank, too long, or not well-formed text
+   */
   public static String checkJob(String job) {
     return LeaseArguments.requireText("job name", job, MAX_JOB_LENGTH);
   }
 
+  /**
+   * Checks a job name and a run key.
+   *
+   * @throws IllegalArgumentException if either is blank, too long, or not well-formed text
+   */
   public static void check(String job, String run) {
     checkJob(job);
     LeaseArguments.requireText("run key", run, MAX_RUN_LENGTH);
@@ -51,6 +61,11 @@ public final class RunKeys {
     return attempt;
   }
 
+  /**
+   * Checks a history limit and returns it.
+   *
+   * @throws IllegalArgumentException unless it is 1 to {@value #MAX_HISTORY}
+   */
   public static int checkLimit(int limit) {
     if (limit < 1 || limit > MAX_HISTORY) {
       throw new IllegalArgumentException("history limit must be between 1 and " + MAX_HISTORY

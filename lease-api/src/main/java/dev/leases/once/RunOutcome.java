@@ -13,16 +13,20 @@ import java.util.Optional;
 public sealed interface RunOutcome
     permits RunOutcome.Completed, RunOutcome.AlreadyCompleted, RunOutcome.RunningElsewhere {
 
+  /** The job name. */
   String job();
 
+  /** The run key. */
   String run();
 
   /** This call ran the work and its completion was recorded: {@code record} is it. */
   record Completed(RunRecord record) implements RunOutcome {
+    /** Checks that the record is present. */
     public Completed {
       Objects.requireNonNull(record, "record");
     }
 
+    /** The fencing token the completed attempt ran under. */
     public long token() {
       return record.token();
     }
@@ -40,6 +44,7 @@ public sealed interface RunOutcome
 
   /** The run had already completed (here or elsewhere); this call did not run the work. */
   record AlreadyCompleted(RunRecord record) implements RunOutcome {
+    /** Checks that the record is present. */
     public AlreadyCompleted {
       Objects.requireNonNull(record, "record");
     }
@@ -65,6 +70,7 @@ public sealed interface RunOutcome
    */
   record RunningElsewhere(String job, String run, Optional<HolderId> holder,
       Optional<Instant> expiresAt) implements RunOutcome {
+    /** Checks the parts. */
     public RunningElsewhere {
       Objects.requireNonNull(job, "job");
       Objects.requireNonNull(run, "run");

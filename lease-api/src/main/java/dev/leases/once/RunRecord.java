@@ -32,6 +32,7 @@ public record RunRecord(String job, String run, long attempt, long token, Holder
     FAILED
   }
 
+  /** Checks the parts. */
   public RunRecord {
     Objects.requireNonNull(job, "job");
     Objects.requireNonNull(run, "run");

@@ -13,5 +13,9 @@ package dev.leases.once;
  */
 @FunctionalInterface
 public interface RunWork<T> {
+  /**
+   * Does the run's work; an exception fails the attempt (the runner then throws
+   * {@link RunFailedException} with it as the cause).
+   */
   void run(T resource, RunContext context) throws Exception;
 }

@@ -24,6 +24,7 @@ public abstract class ForwardingLeaseStore implements LeaseStore {
 
   private final LeaseStore delegate;
 
+  /** Forwards every call to {@code delegate}, which this store closes when it is closed. */
   protected ForwardingLeaseStore(LeaseStore delegate) {
     this.delegate = Objects.requireNonNull(delegate, "delegate must not be null");
   }

@@ -24,6 +24,9 @@ public final class ReleaseListeners {
 
   private static final Logger log = LoggerFactory.getLogger(ReleaseListeners.class);
 
+  /** An empty set of listeners. */
+  public ReleaseListeners() {}
+
   private final Map<String, List<Runnable>> byName = new ConcurrentHashMap<>();
 
   /** Registers {@code listener} for {@code name}; closing the result unregisters it (idempotent). */
@@ -78,6 +81,7 @@ public final class ReleaseListeners {
     return Set.copyOf(byName.keySet());
   }
 
+  /** Whether no listener is registered. */
   public boolean isEmpty() {
     return byName.isEmpty();
   }

@@ -18,6 +18,7 @@ public interface LeaseClock {
   /** Monotonic time in nanoseconds from an arbitrary origin ({@code System.nanoTime()}). */
   long monotonicNanos();
 
+  /** {@link #wallMillis()} as an instant. */
   default Instant wallInstant() {
     return Instant.ofEpochMilli(wallMillis());
   }

@@ -17,11 +17,13 @@ public final class ManualClock implements LeaseClock {
   private long wallMillis;
   private long monoNanos;
 
+  /** Starts at {@code start}. */
   public ManualClock(Instant start) {
     this.wallMillis = start.toEpochMilli();
     this.monoNanos = 1_000_000_000L;
   }
 
+  /** Starts at 2026-01-01T00:00:00Z. */
   public ManualClock() {
     this(Instant.parse("2026-01-01T00:00:00Z"));
   }
@@ -36,17 +38,20 @@ public final class ManualClock implements LeaseClock {
     return monoNanos;
   }
 
+  /** Time passes: both clocks move by {@code d}. */
   public synchronized ManualClock advance(Duration d) {
     wallMillis += d.toMillis();
     monoNanos += d.toNanos();
     return this;
   }
 
+  /** A suspension: the wall clock moves by {@code d}, the monotonic clock does not. */
   public synchronized ManualClock suspend(Duration d) {
     wallMillis += d.toMillis();
     return this;
   }
 
+  /** A wall-clock step by {@code d} (negative steps back); the monotonic clock does not move. */
   public synchronized ManualClock jumpWall(Duration d) {
     wallMillis += d.toMillis();
     return this;

@@ -26,6 +26,7 @@ public final class CountingLeaseStore extends ForwardingLeaseStore {
   private final AtomicLong inspects = new AtomicLong();
   private final AtomicLong expiryReads = new AtomicLong();
 
+  /** Counts the calls made through it to {@code delegate}. */
   public CountingLeaseStore(LeaseStore delegate) {
     super(delegate);
   }

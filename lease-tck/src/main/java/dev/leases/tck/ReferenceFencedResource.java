@@ -23,6 +23,7 @@ public final class ReferenceFencedResource<T> {
   private long highest;
   private int rejected;
 
+  /** An empty resource named {@code name} that has accepted no token yet. */
   public ReferenceFencedResource(String name) {
     this.name = Objects.requireNonNull(name, "name");
   }
@@ -46,14 +47,17 @@ public final class ReferenceFencedResource<T> {
     accepted.add(new Write<>(token, value));
   }
 
+  /** The highest token accepted so far, 0 if none. */
   public synchronized long highestToken() {
     return highest;
   }
 
+  /** Every accepted write, in order. */
   public synchronized List<Write<T>> acceptedWrites() {
     return List.copyOf(accepted);
   }
 
+  /** How many writes were refused as stale. */
   public synchronized int rejectedCount() {
     return rejected;
   }

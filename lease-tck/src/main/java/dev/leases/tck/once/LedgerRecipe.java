@@ -16,6 +16,7 @@ public record LedgerRecipe(Class<? extends RunLedgerFactory> factory, Map<String
   private static final String FACTORY = "ledger-factory";
   private static final String SETTING = "ledger.";
 
+  /** Checks the parts. */
   public LedgerRecipe {
     Objects.requireNonNull(factory, "factory");
     settings = Map.copyOf(settings);

@@ -27,6 +27,7 @@ public final class OnceRunnerMain {
 
   private OnceRunnerMain() {}
 
+  /** Runs as a child JVM started by the kit; the arguments are {@link dev.leases.tck.process.ChildArgs}. */
   public static void main(String[] args) throws Exception {
     ChildArgs parsed = ChildArgs.parse(args);
     String job = parsed.require("job");

@@ -14,6 +14,7 @@ import java.util.Map;
  */
 public record ChildArgs(StoreRecipe recipe, Map<String, String> options) {
 
+  /** Copies the options. */
   public ChildArgs {
     options = Map.copyOf(options);
   }
@@ -32,6 +33,11 @@ public record ChildArgs(StoreRecipe recipe, Map<String, String> options) {
     return args;
   }
 
+  /**
+   * Reads the arguments the kit passed to a child JVM.
+   *
+   * @throws IllegalArgumentException for a malformed argument
+   */
   public static ChildArgs parse(String[] args) {
     Map<String, String> settings = new HashMap<>();
     Map<String, String> options = new HashMap<>();
@@ -70,10 +76,16 @@ public record ChildArgs(StoreRecipe recipe, Map<String, String> options) {
     return v;
   }
 
+  /**
+   * The option {@code key} as a number.
+   *
+   * @throws IllegalArgumentException if it is missing
+   */
   public long requireLong(String key) {
     return Long.parseLong(require(key));
   }
 
+  /** The option {@code key} as a number, or {@code orElse} if it is not set. */
   public long longOr(String key, long orElse) {
     String v = options.get(key);
     return v == null ? orElse : Long.parseLong(v);

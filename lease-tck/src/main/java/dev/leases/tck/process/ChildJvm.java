@@ -84,6 +84,7 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
+  /** The child's process id. */
   public long pid() {
     return process.pid();
   }
@@ -119,6 +120,7 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
+  /** Writes one command line to the child's standard input. */
   public void send(String command) throws IOException {
     stdin.write(command + "\n");
     stdin.flush();
@@ -139,6 +141,7 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
+  /** Whether the child is still running (a stopped child is alive). */
   public boolean isAlive() {
     return process.isAlive();
   }
@@ -148,10 +151,12 @@ public final class ChildJvm implements AutoCloseable {
     return stopped;
   }
 
+  /** Waits up to {@code timeout} for the child to exit; true if it did. */
   public boolean waitForExit(Duration timeout) throws InterruptedException {
     return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /** Every line the child has printed so far. */
   public List<String> transcript() {
     synchronized (lines) {
       return List.copyOf(lines);

@@ -31,10 +31,12 @@ public final class LeaderProcess implements AutoCloseable {
     return new LeaderProcess(ChildJvm.start(LeaderProcessMain.class, args, log), log);
   }
 
+  /** The child's process id. */
   public long pid() {
     return child.pid();
   }
 
+  /** Writes one command line to the child's standard input. */
   public void send(String command) throws IOException {
     child.send(command);
   }
@@ -66,18 +68,22 @@ public final class LeaderProcess implements AutoCloseable {
     return Long.parseLong(line.substring(replyPrefix.length() + 1).trim().split(" ")[0]);
   }
 
+  /** Sends a Unix signal ({@code STOP}, {@code CONT}, {@code KILL}, ...) with {@code kill}. */
   public void signal(String signal) throws IOException, InterruptedException {
     child.signal(signal);
   }
 
+  /** Whether the child is still running (a stopped child is alive). */
   public boolean isAlive() {
     return child.isAlive();
   }
 
+  /** Waits up to {@code timeout} for the child to exit; true if it did. */
   public boolean waitForExit(Duration timeout) throws InterruptedException {
     return child.waitForExit(timeout);
   }
 
+  /** Every line the child has printed so far. */
   public List<String> transcript() {
     return child.transcript();
   }

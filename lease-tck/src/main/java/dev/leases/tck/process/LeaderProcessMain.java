@@ -26,6 +26,7 @@ public final class LeaderProcessMain {
 
   private LeaderProcessMain() {}
 
+  /** Runs as a child JVM started by the kit; the arguments are {@link ChildArgs}. */
   public static void main(String[] args) throws Exception {
     ChildArgs parsed = ChildArgs.parse(args);
     String name = parsed.require("name");

@@ -10,6 +10,7 @@ import java.util.Objects;
  */
 public record StoreRecipe(Class<? extends LeaseStoreFactory> factory, Map<String, String> settings) {
 
+  /** Checks the parts and copies the settings. */
   public StoreRecipe {
     Objects.requireNonNull(factory, "factory");
     settings = Map.copyOf(settings);

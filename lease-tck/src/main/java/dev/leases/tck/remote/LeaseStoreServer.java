@@ -33,6 +33,7 @@ public final class LeaseStoreServer implements AutoCloseable {
     return new LeaseStoreServer(store);
   }
 
+  /** The loopback port it listens on. */
   public int port() {
     return server.port();
   }

@@ -22,6 +22,7 @@ public final class LoopbackLineServer implements AutoCloseable {
   /** Serves one connection until it ends; {@code out} is shared with nobody else. */
   @FunctionalInterface
   public interface Handler {
+    /** Serves one connection; returns when it is done with it. */
     void serve(BufferedReader in, Writer out) throws IOException;
   }
 
@@ -43,6 +44,7 @@ public final class LoopbackLineServer implements AutoCloseable {
     return new LoopbackLineServer(name, handler);
   }
 
+  /** The loopback port it listens on. */
   public int port() {
     return socket.getLocalPort();
   }

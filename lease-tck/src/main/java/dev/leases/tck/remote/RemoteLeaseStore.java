@@ -40,6 +40,7 @@ public final class RemoteLeaseStore implements LeaseStore {
   private final java.util.Set<Socket> subscriptions =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
 
+  /** A client of the {@link LeaseStoreServer} on loopback {@code port}; each call is bounded by {@code timeout}. */
   public RemoteLeaseStore(int port, Duration timeout) {
     this.port = port;
     this.timeout = LeaseArguments.requirePositive("timeout", timeout);

@@ -8,6 +8,9 @@ import java.util.Map;
 /** Opens a {@link RemoteLeaseStore}: settings {@code port} (required), {@code timeout-ms} (default 2000). */
 public final class RemoteLeaseStoreFactory implements LeaseStoreFactory {
 
+  /** A factory; it keeps no state. */
+  public RemoteLeaseStoreFactory() {}
+
   @Override
   public LeaseStore open(Map<String, String> settings) {
     int port;

@@ -124,6 +124,7 @@ public final class LocalProcessServer implements TestServer {
     return s.length() <= 4000 ? s : s.substring(s.length() - 4000);
   }
 
+  /** The loopback port it listens on. */
   public int port() {
     return port;
   }
@@ -133,6 +134,7 @@ public final class LocalProcessServer implements TestServer {
     return process.pid();
   }
 
+  /** Its data directory, removed on close. */
   public Path dataDir() {
     return dataDir;
   }

@@ -22,6 +22,7 @@ public record ServerSpec(
     Optional<Launcher> container,
     String installHint) {
 
+  /** Checks the parts. */
   public ServerSpec {
     Objects.requireNonNull(product, "product");
     Objects.requireNonNull(envVar, "envVar");
@@ -40,6 +41,7 @@ public record ServerSpec(
       return "not available";
     }
 
+    /** Starts a server; the caller closes it. */
     TestServer start() throws Exception;
   }
 }

@@ -1,0 +1,7 @@
+/**
+ * Building blocks for store authors: bounded calls ({@link dev.leases.spi.BoundedCalls}), deadlines
+ * on both clocks ({@link dev.leases.spi.LocalDeadline}), rate-limited warnings
+ * ({@link dev.leases.spi.FailureLog}), injective key text ({@link dev.leases.spi.KeyText}), release
+ * listeners and a forwarding store. Used by every backend, so that each rule lives in one place.
+ */
+package dev.leases.spi;

@@ -1,0 +1,5 @@
+/**
+ * The kit for exactly-once run ledgers: extend {@link dev.leases.tck.once.RunLedgerTck}; runners in
+ * separate JVMs are opened from a {@link dev.leases.tck.once.LedgerRecipe}.
+ */
+package dev.leases.tck.once;

@@ -1,0 +1,6 @@
+/**
+ * An in-process store served over loopback TCP ({@link dev.leases.tck.remote.LeaseStoreServer},
+ * {@link dev.leases.tck.remote.RemoteLeaseStore}), so that scenarios needing other JVMs or a network
+ * path also run against stores that live in one JVM.
+ */
+package dev.leases.tck.remote;
