@@ -1,5 +1,7 @@
 package dev.leases;
 
+import org.jspecify.annotations.Nullable;
+
 /** Base of the unchecked exceptions this library throws for store and fencing failures. */
 public class LeaseException extends RuntimeException {
   /** An error with a message that says what to change. */
@@ -8,7 +10,7 @@ public class LeaseException extends RuntimeException {
   }
 
   /** An error caused by {@code cause}. */
-  public LeaseException(String message, Throwable cause) {
+  public LeaseException(String message, @Nullable Throwable cause) {
     super(message, cause);
   }
 }

@@ -5,4 +5,7 @@
  * {@link dev.leases.HolderId}, {@link dev.leases.TtlRange}), the exceptions a call can throw, and
  * {@link dev.leases.LeaseStoreFactory} for stores opened from plain settings.
  */
+@NullMarked
 package dev.leases;
+
+import org.jspecify.annotations.NullMarked;

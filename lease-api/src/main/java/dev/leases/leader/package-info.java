@@ -4,4 +4,7 @@
  * threads, with listeners kept off the renewal path, stand-down on clock jumps, and
  * {@link dev.leases.leader.RestoreHooks} for "revoke on the way in" after a snapshot restore.
  */
+@NullMarked
 package dev.leases.leader;
+
+import org.jspecify.annotations.NullMarked;

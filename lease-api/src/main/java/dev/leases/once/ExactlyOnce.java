@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs "job J, run R" so that its work completes exactly once, however many processes fire it and
@@ -66,7 +67,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <T> the ledger's resource type, which the work receives
  */
-public final class ExactlyOnce<T> implements AutoCloseable {
+public final class ExactlyOnce<T extends @Nullable Object> implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ExactlyOnce.class);
 
@@ -87,7 +88,7 @@ public final class ExactlyOnce<T> implements AutoCloseable {
   }
 
   /** Starts configuring a runner over {@code store} (the job leases) and {@code ledger}. */
-  public static <T> Builder<T> builder(LeaseStore store, RunLedger<T> ledger) {
+  public static <T extends @Nullable Object> Builder<T> builder(LeaseStore store, RunLedger<T> ledger) {
     return new Builder<>(store, ledger);
   }
 
@@ -280,7 +281,7 @@ public final class ExactlyOnce<T> implements AutoCloseable {
   }
 
   /** Configures an {@link ExactlyOnce}; {@link #build()} validates everything up front. */
-  public static final class Builder<T> {
+  public static final class Builder<T extends @Nullable Object> {
     private final LeaseStore store;
     private final RunLedger<T> ledger;
     private Duration ttl;

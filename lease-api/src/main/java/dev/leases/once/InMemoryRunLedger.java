@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A ledger in this JVM's memory, for tests and for users of
@@ -19,7 +20,7 @@ import java.util.function.Consumer;
  * work (see {@link RunLedger} on key-value ledgers). Times come from the injected clock's wall time.
  * Thread-safe.
  */
-public final class InMemoryRunLedger implements RunLedger<Void> {
+public final class InMemoryRunLedger implements RunLedger<@Nullable Void> {
 
   private final LeaseClock clock;
   private final Map<String, Long> fences = new HashMap<>();
@@ -64,7 +65,7 @@ public final class InMemoryRunLedger implements RunLedger<Void> {
   }
 
   @Override
-  public RunRecord complete(RunRecord attempt, Consumer<Void> work) {
+  public RunRecord complete(RunRecord attempt, Consumer<@Nullable Void> work) {
     RunKeys.requireStarted(attempt);
     work.accept(null);
     synchronized (this) {

@@ -5,6 +5,7 @@ import dev.leases.HolderId;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where run records live: the SPI behind {@link ExactlyOnce}. A ledger keeps, per job, a
@@ -33,7 +34,7 @@ import java.util.function.Consumer;
  *
  * @param <T> the resource the work receives ({@code Void} when there is none)
  */
-public interface RunLedger<T> {
+public interface RunLedger<T extends @Nullable Object> {
 
   /** The completion record of (job, run), empty if no attempt has completed. */
   Optional<RunRecord> completion(String job, String run);

@@ -3,6 +3,7 @@ package dev.leases.once;
 import dev.leases.HolderId;
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One attempt at run {@code run} of job {@code job}, as a {@link RunLedger} keeps it. Times are the
@@ -20,7 +21,7 @@ import java.util.Objects;
  * @param failure why it failed; {@code null} unless {@link Status#FAILED}
  */
 public record RunRecord(String job, String run, long attempt, long token, HolderId holder,
-    Instant started, Instant finished, Status status, String failure) {
+    Instant started, @Nullable Instant finished, Status status, @Nullable String failure) {
 
   /** What became of an attempt. */
   public enum Status {

@@ -1,5 +1,7 @@
 package dev.leases.once;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The work of one run. It receives the ledger's transactional resource (a JDBC {@code Connection}
  * whose transaction also carries the completion record, or {@code null} for a ledger without one)
@@ -12,7 +14,7 @@ package dev.leases.once;
  * @param <T> the ledger's resource type
  */
 @FunctionalInterface
-public interface RunWork<T> {
+public interface RunWork<T extends @Nullable Object> {
   /**
    * Does the run's work; an exception fails the attempt (the runner then throws
    * {@link RunFailedException} with it as the cause).

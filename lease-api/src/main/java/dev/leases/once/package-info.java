@@ -4,4 +4,7 @@
  * completions are recorded under the job lease's fencing token
  * ({@link dev.leases.once.InMemoryRunLedger} here, {@code JdbcRunLedger} in {@code lease-postgres}).
  */
+@NullMarked
 package dev.leases.once;
+
+import org.jspecify.annotations.NullMarked;

@@ -4,4 +4,7 @@
  * ({@link dev.leases.spi.FailureLog}), injective key text ({@link dev.leases.spi.KeyText}), release
  * listeners and a forwarding store. Used by every backend, so that each rule lives in one place.
  */
+@NullMarked
 package dev.leases.spi;
+
+import org.jspecify.annotations.NullMarked;

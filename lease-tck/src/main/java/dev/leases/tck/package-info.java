@@ -4,4 +4,7 @@
  * separate JVMs, bounded calls, batches); {@link dev.leases.tck.ReferenceFencedResource} is the
  * fenced resource the scenarios write to. The kit needs a Unix {@code kill} (SIGSTOP, SIGKILL).
  */
+@NullMarked
 package dev.leases.tck;
+
+import org.jspecify.annotations.NullMarked;

@@ -4,4 +4,7 @@
  * install the server ({@link dev.leases.tck.servers.TestServers}); and a TCP proxy that stalls or
  * cuts one client's connection ({@link dev.leases.tck.servers.TcpProxy}).
  */
+@NullMarked
 package dev.leases.tck.servers;
+
+import org.jspecify.annotations.NullMarked;
