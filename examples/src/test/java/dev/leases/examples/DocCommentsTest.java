@@ -36,7 +36,8 @@ import org.junit.jupiter.api.Test;
  */
 class DocCommentsTest {
 
-  static final List<String> MODULES = List.of("lease-api", "lease-tck");
+  static final List<String> MODULES = List.of("lease-api", "lease-tck", "lease-micrometer",
+      "lease-spring-boot-autoconfigure");
 
   @Test
   void everyPublicTypeMemberAndPackageOfTheLibraryHasADocComment() throws IOException {
@@ -124,7 +125,8 @@ class DocCommentsTest {
     @Override
     public Void visitMethod(MethodTree m, Void unused) {
       ClassTree owner = enclosing.get(enclosing.size() - 1);
-      if (visible(m.getModifiers(), interfaceMember(owner)) && !overrides(m)) {
+      if (visible(m.getModifiers(), interfaceMember(owner)) && !overrides(m)
+          && !documentedProperty(owner, m)) {
         String name = m.getName().contentEquals("<init>") ? owner.getSimpleName() + "(constructor)"
             : owner.getSimpleName() + "." + m.getName();
         check(name);
@@ -146,6 +148,28 @@ class DocCommentsTest {
         check(owner.getSimpleName() + "." + v.getName());
       }
       return null;
+    }
+
+    /**
+     * A JavaBean getter or setter ({@code getX}, {@code isX}, {@code setX}) of a field {@code x}
+     * with a doc comment: the field documents the property (as Spring's configuration metadata
+     * reads it), and a comment on each accessor would only repeat it.
+     */
+    private boolean documentedProperty(ClassTree owner, MethodTree m) {
+      String n = m.getName().toString();
+      String prop = n.startsWith("get") || n.startsWith("set") ? n.substring(3)
+          : n.startsWith("is") ? n.substring(2) : "";
+      if (prop.isEmpty()) {
+        return false;
+      }
+      String field = Character.toLowerCase(prop.charAt(0)) + prop.substring(1);
+      TreePath ownerPath = getCurrentPath().getParentPath();
+      for (Tree member : owner.getMembers()) {
+        if (member instanceof VariableTree v && v.getName().contentEquals(field)) {
+          return docs.getDocCommentTree(new TreePath(ownerPath, v)) != null;
+        }
+      }
+      return false;
     }
 
     private static boolean interfaceMember(ClassTree owner) {

@@ -22,6 +22,7 @@ public final class FenceMetrics {
 
   private final MeterRegistry registry;
 
+  /** Meters registered in {@code registry}. */
   public FenceMetrics(MeterRegistry registry) {
     this.registry = Objects.requireNonNull(registry, "registry must not be null");
   }

@@ -39,6 +39,7 @@ public final class LeaderMetrics implements LeaderListener, MeterBinder {
   private volatile LeaderLoop loop;
   private volatile boolean leadingByEvents;
 
+  /** Metrics for the lease {@code lease}; call {@link #track} or feed it as a listener. */
   public LeaderMetrics(String lease) {
     this.lease = LeaseArguments.requireName(lease);
     for (LossReason r : LossReason.values()) {
@@ -57,6 +58,7 @@ public final class LeaderMetrics implements LeaderListener, MeterBinder {
     return this;
   }
 
+  /** The lease these metrics are for. */
   public String lease() {
     return lease;
   }

@@ -25,6 +25,7 @@ public final class MeteredLeaseStore extends ForwardingLeaseStore {
 
   private final MeterRegistry registry;
 
+  /** Times every call to {@code delegate} into {@code registry}. */
   public MeteredLeaseStore(LeaseStore delegate, MeterRegistry registry) {
     super(delegate);
     this.registry = Objects.requireNonNull(registry, "registry must not be null");

@@ -20,6 +20,7 @@ public final class RunMetrics {
 
   private final MeterRegistry registry;
 
+  /** Meters registered in {@code registry}. */
   public RunMetrics(MeterRegistry registry) {
     this.registry = Objects.requireNonNull(registry, "registry must not be null");
   }

@@ -22,16 +22,19 @@ public abstract sealed class LeaderEvent extends ApplicationEvent
     this.token = token;
   }
 
+  /** The lease name. */
   public String lease() {
     return lease;
   }
 
+  /** The fencing token of the tenure that began or ended. */
   public long token() {
     return token;
   }
 
   /** This process became leader of {@link #lease()} with {@link #token()} a moment ago. */
   public static final class Acquired extends LeaderEvent {
+    /** An event from {@code source}. */
     public Acquired(Object source, String lease, long token) {
       super(source, lease, token);
     }
@@ -41,11 +44,13 @@ public abstract sealed class LeaderEvent extends ApplicationEvent
   public static final class Lost extends LeaderEvent {
     private final LossReason reason;
 
+    /** An event from {@code source}, with why leadership ended. */
     public Lost(Object source, String lease, long token, LossReason reason) {
       super(source, lease, token);
       this.reason = Objects.requireNonNull(reason, "reason");
     }
 
+    /** Why leadership ended. */
     public LossReason reason() {
       return reason;
     }

@@ -8,6 +8,7 @@ import dev.leases.leader.LeaderLoop;
  */
 @FunctionalInterface
 public interface LeaderLoopCustomizer {
+  /** Adjusts the builder of the loop for {@code lease} before it is built. */
   void customize(String lease, LeaderLoop.Builder builder);
 
   /** Called once the loop is built, before it starts (e.g. to watch it). */

@@ -8,5 +8,6 @@ import dev.leases.LeaseStore;
  */
 @FunctionalInterface
 public interface LeaseStoreDecorator {
+  /** Returns the store to use in place of {@code store} (typically wrapping it). */
   LeaseStore decorate(LeaseStore store);
 }

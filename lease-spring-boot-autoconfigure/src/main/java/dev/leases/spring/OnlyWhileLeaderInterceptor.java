@@ -16,6 +16,7 @@ public final class OnlyWhileLeaderInterceptor implements MethodInterceptor {
 
   private final Supplier<LeaderLoops> loops;
 
+  /** Answers from the loops {@code loops} supplies, looked up on first use. */
   public OnlyWhileLeaderInterceptor(Supplier<LeaderLoops> loops) {
     this.loops = loops;
   }

@@ -54,6 +54,7 @@ public final class RunOnceInterceptor implements MethodInterceptor, DisposableBe
   private final SpelExpressionParser parser = new SpelExpressionParser();
   private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
 
+  /** Runs annotated methods once per run key; the suppliers are read on first use. */
   public RunOnceInterceptor(Supplier<LeaseStore> store, Supplier<RunLedger<?>> ledger,
       Duration defaultTtl, ConfigurableBeanFactory beanFactory, RunRecorder recorder, Clock clock) {
     this.store = store;

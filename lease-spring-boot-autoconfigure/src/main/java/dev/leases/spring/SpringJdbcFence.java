@@ -35,6 +35,7 @@ public final class SpringJdbcFence {
   private final DataSource dataSource;
   private final FenceWriteRecorder recorder;
 
+  /** Writes through {@code fence} on connections of {@code dataSource}, recording each outcome. */
   public SpringJdbcFence(JdbcFence fence, DataSource dataSource, FenceWriteRecorder recorder) {
     this.fence = Objects.requireNonNull(fence, "fence must not be null");
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");

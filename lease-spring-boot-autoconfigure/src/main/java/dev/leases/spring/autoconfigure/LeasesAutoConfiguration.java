@@ -52,6 +52,9 @@ import org.springframework.core.type.AnnotationMetadata;
     LeasesAutoConfiguration.AutoProxy.class})
 public class LeasesAutoConfiguration {
 
+  /** Created by Spring Boot's auto-configuration. */
+  public LeasesAutoConfiguration() {}
+
   /**
    * Order of the {@link OnlyWhileLeader} advisor: outside {@link #RUN_ONCE_ORDER}, which is
    * outside {@code @Transactional} (whose advisor has the lowest precedence by default), so that a

@@ -21,6 +21,9 @@ import org.springframework.context.annotation.Bean;
     name = "management.health.leases.enabled", matchIfMissing = true)
 public class LeasesHealthAutoConfiguration {
 
+  /** Created by Spring Boot's auto-configuration. */
+  public LeasesHealthAutoConfiguration() {}
+
   @Bean
   @ConditionalOnMissingBean(name = "leasesHealthIndicator")
   LeasesHealthIndicator leasesHealthIndicator(ObjectProvider<LeaseStore> store,

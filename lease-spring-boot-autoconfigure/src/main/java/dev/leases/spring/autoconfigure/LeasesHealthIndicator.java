@@ -22,6 +22,7 @@ public final class LeasesHealthIndicator implements HealthIndicator {
   private final Supplier<LeaseStore> store;
   private final Supplier<LeaderLoops> loops;
 
+  /** Reports the store and the loops the suppliers give, read on each check. */
   public LeasesHealthIndicator(Supplier<LeaseStore> store, Supplier<LeaderLoops> loops) {
     this.store = store;
     this.loops = loops;

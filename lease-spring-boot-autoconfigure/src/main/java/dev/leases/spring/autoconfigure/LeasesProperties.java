@@ -14,6 +14,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("leases")
 public class LeasesProperties {
 
+  /** The defaults. */
+  public LeasesProperties() {}
+
   /** Which backend to use when several apply; by default the first that applies in this order. */
   private Backend backend;
 
@@ -29,10 +32,15 @@ public class LeasesProperties {
    */
   private Duration callTimeout;
 
+  /** PostgreSQL settings ({@code leases.postgres.*}). */
   private final Postgres postgres = new Postgres();
+  /** Redis settings ({@code leases.redis.*}). */
   private final Redis redis = new Redis();
+  /** etcd settings ({@code leases.etcd.*}). */
   private final Etcd etcd = new Etcd();
+  /** Consul settings ({@code leases.consul.*}). */
   private final Consul consul = new Consul();
+  /** {@code @RunOnce} settings ({@code leases.once.*}). */
   private final Once once = new Once();
 
   /** Leader loops started with the context, by lease name. */
@@ -100,6 +108,9 @@ public class LeasesProperties {
 
   /** PostgreSQL backend settings. */
   public static class Postgres {
+    /** The defaults. */
+    public Postgres() {}
+
     /** Lease table (a lower-case identifier, optionally schema-qualified). */
     private String table = "leases";
     /** Fence table of JdbcFence and of the run ledger's job fences. */
@@ -144,6 +155,9 @@ public class LeasesProperties {
 
   /** Redis backend settings. */
   public static class Redis {
+    /** The defaults. */
+    public Redis() {}
+
     /**
      * Server URI ({@code redis://host:port}); needed with a plain Lettuce RedisClient bean, else
      * taken from the LettuceConnectionFactory's standalone configuration.
@@ -171,6 +185,9 @@ public class LeasesProperties {
 
   /** etcd backend settings. */
   public static class Etcd {
+    /** The defaults. */
+    public Etcd() {}
+
     /** Client endpoints, e.g. {@code http://127.0.0.1:2379}; setting them enables the backend. */
     private List<String> endpoints = new ArrayList<>();
     /** Prefix of every key the store writes. */
@@ -195,6 +212,9 @@ public class LeasesProperties {
 
   /** Consul backend settings. */
   public static class Consul {
+    /** The defaults. */
+    public Consul() {}
+
     /** Agent URL, e.g. {@code http://127.0.0.1:8500}; setting it enables the backend. */
     private String url;
     /** Prefix of every key the store writes. */
@@ -229,6 +249,9 @@ public class LeasesProperties {
 
   /** {@code @RunOnce} settings. */
   public static class Once {
+    /** The defaults. */
+    public Once() {}
+
     /** Job lease TTL unless the annotation sets one; default leases.default-ttl. */
     private Duration ttl;
 
@@ -243,6 +266,9 @@ public class LeasesProperties {
 
   /** One leader loop. */
   public static class Leader {
+    /** The defaults. */
+    public Leader() {}
+
     /** Lease TTL; default leases.default-ttl. */
     private Duration ttl;
     /** How often the leader renews; default ttl/3, at most ttl/3. */

@@ -1,0 +1,6 @@
+/**
+ * Spring Boot auto-configuration: a {@link dev.leases.LeaseStore} for the backend on the class path
+ * (settings under {@code leases.*}, {@link dev.leases.spring.autoconfigure.LeasesProperties}), leader
+ * loops started with the context, metrics when Micrometer is present and a health indicator.
+ */
+package dev.leases.spring.autoconfigure;

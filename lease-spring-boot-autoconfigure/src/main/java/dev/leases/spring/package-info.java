@@ -1,0 +1,7 @@
+/**
+ * Spring integration: {@link dev.leases.spring.OnlyWhileLeader} and {@link dev.leases.spring.RunOnce}
+ * on bean methods, leader events ({@link dev.leases.spring.LeaderEvent}), fenced JDBC writes and a
+ * run ledger in Spring-managed transactions, and the customizer and decorator hooks the
+ * auto-configuration applies.
+ */
+package dev.leases.spring;
