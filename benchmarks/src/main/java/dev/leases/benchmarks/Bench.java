@@ -112,10 +112,12 @@ final class Bench {
               Scale.Result s = Scale.run(backend, n, o.scaleRounds, o.scaleTtl, runId);
               r.scale.add(s);
               progress.say("%s · scale %,d leases: ttl %s, %s batch, renew round p50 %s,"
-                  + " %d calls/round, threads %d (+%d), all held: %s", k.name(), n,
+                  + " %d calls/round, threads %d (+%d: %s), all held: %s", k.name(), n,
                   Failover.ms(s.ttl().toMillis()), s.batch(),
                   Failover.ms(Stats.of(s.renewRoundMs()).p50()), s.callsPerRound(),
-                  s.threadsPeak(), s.threadsDelta(), Report.held(s));
+                  s.threadsPeak(), s.threadsDelta(),
+                  s.newThreads().isEmpty() ? "none" : String.join(", ", s.newThreads()),
+                  Report.held(s));
             });
           }
         }

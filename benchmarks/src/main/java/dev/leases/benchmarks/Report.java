@@ -339,6 +339,7 @@ final class Report {
         sm.put("threads_peak", s.threadsPeak());
         sm.put("threads_delta", s.threadsDelta());
         sm.put("library_threads", s.libraryThreads());
+        sm.put("new_threads", s.newThreads());
         sm.put("lost", s.lost());
         sm.put("all_held", s.allHeld());
         sm.put("late_rounds", s.late());

@@ -51,13 +51,15 @@ final class Scale {
    * @param threadsPeak the most live threads while the group ran
    * @param libraryThreads live threads named {@code leases-*} (the library's shared pools) at the
    *     end of the last measured round
+   * @param newThreads the threads alive at the end of the last measured round that were not just
+   *     before the group was built, by name with digits as {@code #}, e.g. {@code leases-call-# x2}
    * @param lost names not held continuously with one token from the first round to the close
    * @param late measured rounds that took longer than the renew interval
    * @param note what went wrong if the part did not get all its rounds, else empty
    */
   record Result(int leases, Duration ttl, Duration renewInterval, String batch, double acquireMs,
       List<Double> renewRoundMs, long callsPerRound, int threadsBefore, int threadsPeak,
-      int libraryThreads, int lost, int late, String note) {
+      int libraryThreads, List<String> newThreads, int lost, int late, String note) {
     boolean allHeld() {
       return lost == 0 && note.isEmpty();
     }
@@ -87,6 +89,7 @@ final class Scale {
       Holding holding = new Holding();
       threads.resetPeakThreadCount();
       int before = threads.getThreadCount();
+      Set<Thread> beforeThreads = Thread.getAllStackTraces().keySet();
       LeaseGroup group = LeaseGroup.builder(store).label("bench-scale-" + count).ttl(ttl)
           .listener(holding).build();
       Duration interval = group.renewInterval();
@@ -94,6 +97,7 @@ final class Scale {
       List<BatchRounds.Round> done;
       int peak;
       int library;
+      List<String> added;
       long started;
       try {
         for (String n : names) {
@@ -125,6 +129,7 @@ final class Scale {
         }
         peak = threads.getPeakThreadCount();
         library = libraryThreads();
+        added = newThreads(beforeThreads);
         done = store.rounds();
       } finally {
         group.close();
@@ -145,7 +150,7 @@ final class Scale {
       }
       int lost = holding.lost(names);
       return new Result(count, ttl, interval, nativeBatch(raw) ? "native" : "one call per name",
-          acquireMs, renewMs, callsPerRound, before, peak, library, lost, late, note);
+          acquireMs, renewMs, callsPerRound, before, peak, library, added, lost, late, note);
     }
   }
 
@@ -157,6 +162,18 @@ final class Scale {
     } catch (NoSuchMethodException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  private static List<String> newThreads(Set<Thread> before) {
+    Map<String, Integer> byName = new java.util.TreeMap<>();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (!before.contains(t)) {
+        byName.merge(t.getName().replaceAll("[0-9]+", "#"), 1, Integer::sum);
+      }
+    }
+    List<String> out = new ArrayList<>();
+    byName.forEach((n, c) -> out.add(c == 1 ? n : n + " x" + c));
+    return out;
   }
 
   private static int libraryThreads() {

@@ -41,7 +41,8 @@ class ReportTest {
     }
     b.latency = new Latency.Result(Duration.ofSeconds(30), "ConcurrentHashMap.put", micros);
     b.scale.add(new Scale.Result(100, Duration.ofSeconds(10), Duration.ofMillis(3333),
-        "one call per name", 3.5, List.of(1.0, 2.0), 1, 40, 43, 5, 0, 0, ""));
+        "one call per name", 3.5, List.of(1.0, 2.0), 1, 40, 43, 5, List.of("leases-call-# x3"),
+        0, 0, ""));
     run.backends.add(b);
     run.skipped.add(new RunResult.Skipped("redis", "set LEASES_REDIS_URI"));
     run.violations.addAll(b.failover.violations());
@@ -62,7 +63,8 @@ class ReportTest {
         "\\\"quoted\\\" <store> & friends\\twith a tab", "\"safety_violations\": []",
         "\"store_calls_per_round\": 1", "\"threads_delta\": 3", "\"threads_peak\": 43",
         "\"renew_round_p50_ms\": 1.0", "\"all_held\": true", "\"batch\": \"one call per name\"",
-        "\"scale_ttl_ms\": 10000", "\"target_p50_over_plain_p50\": null");
+        "\"scale_ttl_ms\": 10000", "\"new_threads\": [", "\"leases-call-# x3\"",
+        "\"target_p50_over_plain_p50\": null");
 
     String md = Files.readString(dir.resolve("report.md"));
     assertThat(md).contains("## Failover", "## Latency", "## Scale", "![failover gaps](failover.svg)",
