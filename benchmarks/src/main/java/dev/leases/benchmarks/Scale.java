@@ -27,8 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * calls ({@link LeaseStore#acquireOrRenewAll}, at most {@value LeaseStore#MAX_BATCH_SIZE} names
  * each) on the library's shared threads. Measured from outside the group:
  * <ul>
- *   <li>rounds, from the batch calls themselves ({@link BatchRounds}): a round is the batch calls of
- *       one renewal tick, from the first one's send to the last one's answer; store calls per round
+ *   <li>rounds, from the batch calls themselves ({@link BatchRounds}): a round is the batch calls
+ *       of one renewal tick, from the first one's send to the last one's answer; store calls per round
  *       as {@link CountingLeaseStore} counts them (a batch is one call, native or not);
  *   <li>threads: live threads of this JVM just before the group is built, and the peak while it
  *       runs ({@link ThreadMXBean}); the delta is what holding the leases added;

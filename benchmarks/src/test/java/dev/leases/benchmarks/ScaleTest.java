@@ -18,7 +18,8 @@ class ScaleTest {
   @Timeout(120)
   void oneGroupRenewsEveryNameInBatchesOfAtMostTenThousandAndKeepsEveryToken() throws Exception {
     try (MemoryBackend backend = new MemoryBackend()) {
-      Scale.Result r = Scale.run(backend, 25_000, 2, Duration.ofSeconds(3), "t" + System.nanoTime());
+      Scale.Result r = Scale.run(backend, 25_000, 2, Duration.ofSeconds(3),
+          "t" + System.nanoTime());
       assertThat(r.note()).isEmpty();
       assertThat(r.allHeld()).as("lost %s", r.lost()).isTrue();
       assertThat(r.callsPerRound()).as("3 batches of <= 10,000 names, one call each").isEqualTo(3);

@@ -35,8 +35,8 @@ import java.util.TreeSet;
  *   <li><b>Fair share</b> = ceil(P / live).
  *   <li><b>Give back</b>: a worker that wants more partitions than its share removes the excess
  *       from its group, which releases them at once (others hear the release hint).
- *   <li><b>Take</b>: a worker that wants fewer than its share adds partitions the store reports free
- *       — FREE, or EXPIRED: the orphans of a worker that stopped renewing — trying them from
+ *   <li><b>Take</b>: a worker that wants fewer than its share adds partitions the store reports
+ *       free — FREE, or EXPIRED: the orphans of a worker that stopped renewing — trying them from
  *       {@code k x share} on, so that workers do not all reach for the same ones.
  *   <li><b>Lost races</b>: a wanted partition that someone else holds is dropped, to try another.
  * </ol>
@@ -103,7 +103,7 @@ public final class PartitionWorker implements AutoCloseable {
     int share = (partitions + live - 1) / live;
     List<String> free = new ArrayList<>();
     for (int i = 0; i < partitions; i++) {
-      String p = partition((ordinal * share + i) % partitions);  // this worker's order of preference
+      String p = partition((ordinal * share + i) % partitions);  // this worker's preference
       LeaseState state = store.inspect(p);
       boolean mine = state instanceof LeaseState.Held h && h.holder().equals(group.holder());
       if (state instanceof LeaseState.Held && !mine && wanted.remove(p)) {
@@ -112,11 +112,11 @@ public final class PartitionWorker implements AutoCloseable {
         free.add(p);
       }
     }
-    List<String> mineFirst = new ArrayList<>(wanted);         // give back what is not held yet first
-    mineFirst.sort((a, b) -> Boolean.compare(group.currentToken(b) != 0,
+    List<String> heldFirst = new ArrayList<>(wanted);   // so the excess given back is, first,
+    heldFirst.sort((a, b) -> Boolean.compare(group.currentToken(b) != 0,  // what is not held yet
         group.currentToken(a) != 0));
-    for (int i = share; i < mineFirst.size(); i++) {
-      group.remove(mineFirst.get(i));
+    for (int i = share; i < heldFirst.size(); i++) {
+      group.remove(heldFirst.get(i));
     }
     for (int i = 0; i < share - wanted.size() && i < free.size(); i++) {
       group.add(free.get(i));

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Three {@link PartitionWorker} JVMs share twelve partitions on the test PostgreSQL; one is killed
  * with SIGKILL (no release) and its partitions move to the two others, whose fenced writes then
- * shut out its old tokens. Ownership is read from the store ({@code inspect}), not from the workers.
+ * shut out its old tokens. Ownership is read from the store ({@code inspect}), not from the
+ * workers.
  */
 class PartitionWorkerTest {
 
@@ -58,7 +59,7 @@ class PartitionWorkerTest {
             Integer.toString(k), topic, Integer.toString(PARTITIONS),
             Integer.toString(MAX_WORKERS), Long.toString(TTL.toMillis())), log));
       }
-      // JVM start-up on a loaded machine takes a while; after that the rule converges in a few steps
+      // JVM start-up on a loaded machine takes a while; then the rule converges in a few steps
       await("3 workers, 4 +- 1 partitions each").atMost(Duration.ofSeconds(120))
           .pollInterval(Duration.ofMillis(200))
           .untilAsserted(() -> assertShares(store, List.of(0, 1, 2), 3, 5));
@@ -97,7 +98,7 @@ class PartitionWorkerTest {
     }
   }
 
-  /** Every partition held by one of {@code alive}, each holding between {@code min} and {@code max}. */
+  /** Every partition held by one of {@code alive}, each holding {@code min} to {@code max}. */
   private void assertShares(PostgresLeaseStore store, List<Integer> alive, int min, int max) {
     Map<HolderId, Integer> byHolder = new HashMap<>();
     for (int k : alive) {
