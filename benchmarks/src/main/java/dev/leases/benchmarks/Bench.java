@@ -109,12 +109,15 @@ final class Bench {
         if (o.parts.contains("scale")) {
           for (int n : o.scale) {
             part(r, "scale " + n, progress, () -> {
-              Scale.Result s = Scale.run(backend, n, o.scaleRounds, o.scaleThreads, runId);
+              Scale.Result s = Scale.run(backend, n, o.scaleRounds, o.scaleTtl, runId);
               r.scale.add(s);
-              progress.say("%s · scale %,d leases: ttl %s, renew round p50 %s, %d calls/round,"
-                  + " all held: %s", k.name(), n, Failover.ms(s.ttl().toMillis()),
+              progress.say("%s · scale %,d leases: ttl %s, %s batch, renew round p50 %s,"
+                  + " %d calls/round, threads %d (+%d: %s), all held: %s", k.name(), n,
+                  Failover.ms(s.ttl().toMillis()), s.batch(),
                   Failover.ms(Stats.of(s.renewRoundMs()).p50()), s.callsPerRound(),
-                  s.allHeld() ? "yes" : "NO (" + s.lost() + " lost)");
+                  s.threadsPeak(), s.threadsDelta(),
+                  s.newThreads().isEmpty() ? "none" : String.join(", ", s.newThreads()),
+                  Report.held(s));
             });
           }
         }

@@ -1,6 +1,7 @@
 package dev.leases.benchmarks;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -39,9 +40,11 @@ final class BenchOptions {
       "  --ttl-ms N             lease TTL for failover (default 2000; raised to a store's minimum)",
       "  --work-ms N            a unit of work: write, sleep N ms, write again (default 20)",
       "  --latency-samples N    measured calls per operation, after 50 warm-up ones (default 300)",
-      "  --scale LIST           numbers of leases held by one process (default 1,100,10000)",
-      "  --scale-rounds N       renewal rounds per size (default 3)",
-      "  --scale-threads N      renewal threads (default 4)",
+      "  --scale LIST           numbers of leases one process holds in one LeaseGroup",
+      "                         (default 1,100,10000,100000)",
+      "  --scale-rounds N       renewal rounds per size, one every TTL/3 (default 3)",
+      "  --scale-ttl DURATION   the group's TTL, e.g. 10s, 2500ms, 1m (default 10s; raised to a",
+      "                         store's minimum)",
       "",
       "output:",
       "  --out DIR              report folder (default reports/<timestamp>)",
@@ -53,7 +56,7 @@ final class BenchOptions {
   private static final Set<String> VALUED = Set.of("--backends", "--postgres-url", "--redis-uri",
       "--etcd-endpoints", "--consul-url", "--custom-factory", "--custom-setting", "--only",
       "--scenarios", "--trials", "--ttl-ms", "--work-ms", "--latency-samples", "--scale",
-      "--scale-rounds", "--scale-threads", "--out");
+      "--scale-rounds", "--scale-ttl", "--out");
 
   List<String> backends;
   boolean backendsGiven;
@@ -71,9 +74,9 @@ final class BenchOptions {
   long workMs = 20;
   int latencySamples = 300;
   int latencyWarmup = 50;
-  List<Integer> scale = List.of(1, 100, 10_000);
+  List<Integer> scale = List.of(1, 100, 10_000, 100_000);
   int scaleRounds = 3;
-  int scaleThreads = 4;
+  Duration scaleTtl = Duration.ofSeconds(10);
   int peers = 3;
   Path out;
   boolean help;
@@ -132,7 +135,7 @@ final class BenchOptions {
         case "--latency-samples" -> o.latencySamples = positive(key, value);
         case "--scale" -> o.scale = list(value).stream().map(v -> positive("--scale", v)).toList();
         case "--scale-rounds" -> o.scaleRounds = positive(key, value);
-        case "--scale-threads" -> o.scaleThreads = positive(key, value);
+        case "--scale-ttl" -> o.scaleTtl = duration(key, value);
         case "--out" -> o.out = Path.of(value);
         default -> throw new IllegalArgumentException("unknown option " + a);
       }
@@ -156,6 +159,22 @@ final class BenchOptions {
       throw new IllegalArgumentException(option + " needs at least one of " + known);
     }
     return out;
+  }
+
+  /** {@code 10s}, {@code 2500ms} or {@code 1m}: a positive whole number and a unit. */
+  static Duration duration(String option, String v) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("([0-9]{1,9})(ms|s|m)")
+        .matcher(v.trim());
+    if (m.matches() && Long.parseLong(m.group(1)) > 0) {
+      long n = Long.parseLong(m.group(1));
+      return switch (m.group(2)) {
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        default -> Duration.ofMinutes(n);
+      };
+    }
+    throw new IllegalArgumentException(option + " needs a positive duration with a unit (ms, s or"
+        + " m), like 10s or 2500ms; got '" + v + "'");
   }
 
   static int positive(String option, String v) {

@@ -1,125 +1,360 @@
 package dev.leases.benchmarks;
 
+import dev.leases.AcquireResult;
 import dev.leases.HolderId;
-import dev.leases.LeaseGrant;
 import dev.leases.LeaseStore;
+import dev.leases.leader.LeaderListener;
+import dev.leases.leader.LeaseGroup;
+import dev.leases.leader.LossReason;
+import dev.leases.spi.ForwardingLeaseStore;
 import dev.leases.tck.CountingLeaseStore;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One process holding many leases: acquire them all, then renew them all once per TTL/3 for a few
- * rounds with a small thread pool, counting store calls per round and checking that every renewal
- * came back with the token of the first grant (the lease stayed held, same tenure). The first
- * round acquires with a 2-minute TTL; the renewal rounds use {@code max(2 s, 6 x that round)},
- * rounded up to whole seconds, so that a round fits in a third of it with room to spare.
+ * One process holding many leases the way an application would: every name in ONE
+ * {@link LeaseGroup} at a fixed TTL, renewed every TTL/3 by the group's own schedule with batch
+ * calls ({@link LeaseStore#acquireOrRenewAll}, at most {@value LeaseStore#MAX_BATCH_SIZE} names
+ * each) on the library's shared threads. Measured from outside the group:
+ * <ul>
+ *   <li>rounds, from the batch calls themselves ({@link BatchRounds}): a round is the batch calls
+ *       of one renewal tick, from the first one's send to the last one's answer; store calls per round
+ *       as {@link CountingLeaseStore} counts them (a batch is one call, native or not);
+ *   <li>threads: live threads of this JVM just before the group is built, and the peak while it
+ *       runs ({@link ThreadMXBean}); the delta is what holding the leases added;
+ *   <li>held: every name must be acquired once and then keep that token until the group is closed
+ *       — no {@code lost} other than the closing one, no {@code tokenAdvanced}, no second
+ *       {@code acquired}, and {@link LeaseGroup#currentToken} equal to the first token after every
+ *       measured round.
+ * </ul>
+ * A round's time includes a non-native store's one call per name inside its batch; whether the
+ * store answers a batch natively is reported beside it.
  */
 final class Scale {
 
-  /** The renewal TTL is at least this many times the acquire round (and at least 2 s). */
-  static final int SIZING = 6;
-
   /**
-   * @param renewRoundMs time of each renewal round
-   * @param lost renewals that came back empty, with another token, or failed
-   * @param late rounds that did not finish within a renew interval (TTL/3)
+   * @param batch "native" or "one call per name" (the SPI's default batch)
+   * @param acquireMs from {@code start()} to the end of the first round (which acquires every name)
+   * @param renewRoundMs each measured renewal round, first batch sent to last batch answered
+   * @param callsPerRound the most store calls one measured renewal round made
+   * @param threadsBefore live threads of the JVM just before the group was built
+   * @param threadsPeak the most live threads while the group ran
+   * @param libraryThreads live threads named {@code leases-*} (the library's shared pools) at the
+   *     end of the last measured round
+   * @param newThreads the threads alive at the end of the last measured round that were not just
+   *     before the group was built, by name with digits as {@code #}, e.g. {@code leases-call-# x2}
+   * @param lost names not held continuously with one token from the first round to the close
+   * @param late measured rounds that took longer than the renew interval
+   * @param note what went wrong if the part did not get all its rounds, else empty
    */
-  record Result(int leases, Duration ttl, int threads, double acquireRoundMs,
-      List<Double> renewRoundMs, long callsPerRound, int lost, int late) {
+  record Result(int leases, Duration ttl, Duration renewInterval, String batch, double acquireMs,
+      List<Double> renewRoundMs, long callsPerRound, int threadsBefore, int threadsPeak,
+      int libraryThreads, List<String> newThreads, int lost, int late, String note) {
     boolean allHeld() {
-      return lost == 0;
+      return lost == 0 && note.isEmpty();
+    }
+
+    int threadsDelta() {
+      return threadsPeak - threadsBefore;
     }
   }
 
   private Scale() {}
 
-  static Result run(Backend backend, int count, int rounds, int threads, String runId)
+  /**
+   * Holds {@code count} leases with TTL {@code ttl} (fitted to the store) in one group for the
+   * acquire round plus {@code rounds} renewal rounds, then closes the group (releasing them).
+   */
+  static Result run(Backend backend, int count, int rounds, Duration wantTtl, String runId)
       throws Exception {
-    HolderId holder = HolderId.generate();
     List<String> names = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
       names.add("bench-scale-" + runId + "-" + count + "-" + i);
     }
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try (CountingLeaseStore store = new CountingLeaseStore(backend.openStore())) {
-      // Acquire all with a long TTL, timing the round; the renewal TTL is sized from it.
-      long[] tokens = new long[count];
-      AtomicInteger lost = new AtomicInteger();
-      long a0 = System.nanoTime();
-      round(pool, threads, names, store, holder, Bench.fit(Duration.ofMinutes(2), store), tokens,
-          lost);
-      double acquireMs = (System.nanoTime() - a0) / 1e6;
-      Duration ttl = Bench.fit(Duration.ofSeconds(Math.max(2,
-          (long) Math.ceil(acquireMs * SIZING / 1000))), store);
-      Duration interval = ttl.dividedBy(3);
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    try (LeaseStore raw = backend.openStore()) {
+      CountingLeaseStore counting = new CountingLeaseStore(raw);
+      BatchRounds store = new BatchRounds(counting, count);
+      Duration ttl = Bench.fit(wantTtl, raw);
+      Holding holding = new Holding();
+      threads.resetPeakThreadCount();
+      int before = threads.getThreadCount();
+      Set<Thread> beforeThreads = Thread.getAllStackTraces().keySet();
+      LeaseGroup group = LeaseGroup.builder(store).label("bench-scale-" + count).ttl(ttl)
+          .listener(holding).build();
+      Duration interval = group.renewInterval();
+      String note = "";
+      List<BatchRounds.Round> done;
+      int peak;
+      int library;
+      List<String> added;
+      long started;
+      try {
+        for (String n : names) {
+          group.add(n);
+        }
+        started = System.nanoTime();
+        group.start();
+        // the acquire round, then `rounds` renewal rounds; a generous bound for stores that fall
+        // behind (their rounds still end: each batch call is bounded by the group's call timeout)
+        long deadline = started + ttl.multipliedBy(rounds + 3L).toNanos()
+            + TimeUnit.SECONDS.toNanos(60);
+        int checked = 0;
+        while (true) {
+          int have = store.awaitRounds(checked + 1, deadline);
+          if (have <= checked) {
+            note = "only " + checked + " of " + (rounds + 1) + " rounds ended within "
+                + Failover.ms(TimeUnit.NANOSECONDS.toMillis(deadline - started));
+            break;
+          }
+          checked = have;
+          if (checked == 1) { // listener callbacks trail the round a little
+            holding.awaitAcquired(store.rounds().get(0).granted(), deadline);
+          } else {
+            holding.check(group, names); // after every renewal round: the first token, still valid
+          }
+          if (checked >= rounds + 1) {
+            break;
+          }
+        }
+        peak = threads.getPeakThreadCount();
+        library = libraryThreads();
+        added = newThreads(beforeThreads);
+        done = store.rounds();
+      } finally {
+        group.close();
+      }
+      holding.awaitNoneHeld(System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
+      double acquireMs = done.isEmpty() ? Double.NaN
+          : (done.get(0).endNanos() - started) / 1e6;
       List<Double> renewMs = new ArrayList<>();
       long callsPerRound = 0;
       int late = 0;
-      long start = System.nanoTime();
-      for (int r = 0; r < rounds; r++) {
-        long wait = start + interval.toNanos() * r - System.nanoTime();
-        if (wait > 0) {
-          Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
-        }
-        long c0 = store.calls();
-        long t0 = System.nanoTime();
-        round(pool, threads, names, store, holder, ttl, tokens, lost);
-        long took = System.nanoTime() - t0;
-        renewMs.add(took / 1e6);
-        callsPerRound = store.calls() - c0;
-        if (took > interval.toNanos()) {
+      for (BatchRounds.Round r : done.subList(Math.min(1, done.size()),
+          Math.min(done.size(), rounds + 1))) {
+        renewMs.add(r.millis());
+        callsPerRound = Math.max(callsPerRound, r.calls());
+        if (r.millis() > interval.toMillis()) {
           late++;
         }
       }
-      round(pool, threads, names, store, holder, null, tokens, new AtomicInteger()); // release
-      return new Result(count, ttl, threads, acquireMs, renewMs, callsPerRound,
-          lost.get(), late);
-    } finally {
-      pool.shutdownNow();
+      int lost = holding.lost(names);
+      return new Result(count, ttl, interval, nativeBatch(raw) ? "native" : "one call per name",
+          acquireMs, renewMs, callsPerRound, before, peak, library, added, lost, late, note);
+    }
+  }
+
+  /** Whether {@code store}'s class answers {@code acquireOrRenewAll} itself (not the default). */
+  static boolean nativeBatch(LeaseStore store) {
+    try {
+      return store.getClass().getMethod("acquireOrRenewAll", Collection.class, HolderId.class,
+          Duration.class).getDeclaringClass() != LeaseStore.class;
+    } catch (NoSuchMethodException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static List<String> newThreads(Set<Thread> before) {
+    Map<String, Integer> byName = new java.util.TreeMap<>();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (!before.contains(t)) {
+        byName.merge(t.getName().replaceAll("[0-9]+", "#"), 1, Integer::sum);
+      }
+    }
+    List<String> out = new ArrayList<>();
+    byName.forEach((n, c) -> out.add(c == 1 ? n : n + " x" + c));
+    return out;
+  }
+
+  private static int libraryThreads() {
+    return (int) Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().startsWith("leases-")).count();
+  }
+
+  /** The group's listener: first token per name, and every sign that a name was not held. */
+  private static final class Holding implements LeaderListener {
+    final Map<String, Long> first = new ConcurrentHashMap<>();
+    final Set<String> broken = ConcurrentHashMap.newKeySet();
+    final AtomicInteger acquired = new AtomicInteger();
+    /** acquired minus lost: names the listener last heard as held. */
+    final AtomicInteger held = new AtomicInteger();
+
+    @Override
+    public void acquired(String name, long token) {
+      if (first.putIfAbsent(name, token) != null) {
+        broken.add(name); // acquired a second time: it was not held in between
+      }
+      acquired.incrementAndGet();
+      held.incrementAndGet();
+      signal();
+    }
+
+    @Override
+    public void lost(String name, long token, LossReason reason) {
+      if (reason != LossReason.CLOSED) {
+        broken.add(name);
+      }
+      held.decrementAndGet();
+      signal();
+    }
+
+    @Override
+    public void tokenAdvanced(String name, long oldToken, long newToken) {
+      broken.add(name);
+    }
+
+    void check(LeaseGroup group, List<String> names) {
+      for (String n : names) {
+        Long t = first.get(n);
+        if (t == null || group.currentToken(n) != t) {
+          broken.add(n);
+        }
+      }
+    }
+
+    int lost(List<String> names) {
+      int never = 0;
+      for (String n : names) {
+        if (!first.containsKey(n) && !broken.contains(n)) {
+          never++;
+        }
+      }
+      return broken.size() + never;
+    }
+
+    private synchronized void signal() {
+      notifyAll();
+    }
+
+    synchronized void awaitAcquired(int count, long deadline) throws InterruptedException {
+      while (acquired.get() < count && !waitUntil(deadline)) {
+        // loop
+      }
+    }
+
+    /** Every acquired name has heard its {@code lost} (CLOSED comes after all else). */
+    synchronized void awaitNoneHeld(long deadline) throws InterruptedException {
+      while (held.get() > 0 && !waitUntil(deadline)) {
+        // loop
+      }
+    }
+
+    private boolean waitUntil(long deadline) throws InterruptedException {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return true;
+      }
+      TimeUnit.NANOSECONDS.timedWait(this, left);
+      return false;
     }
   }
 
   /**
-   * One call per name, split over {@code threads} slices: acquire-or-renew with {@code ttl}, or
-   * release when {@code ttl} is null. {@code tokens[i] == 0} records the first grant; a later grant
-   * with another token, an empty answer or an error counts as lost.
+   * Groups the batch calls a {@link LeaseGroup} makes into its rounds, from outside: a round ends
+   * when it has sent every one of the {@code expected} names, or when a batch repeats a name the
+   * round already sent (a round sends each member at most once). Store calls per round are read
+   * from the {@link CountingLeaseStore} underneath, before the round's first batch and after its
+   * last. The group sends one call at a time, so rounds do not overlap.
    */
-  private static void round(ExecutorService pool, int threads, List<String> names, LeaseStore store,
-      HolderId holder, Duration ttl, long[] tokens, AtomicInteger lost) throws Exception {
-    List<Future<?>> parts = new ArrayList<>();
-    int n = names.size();
-    for (int s = 0; s < threads; s++) {
-      int from = (int) ((long) n * s / threads);
-      int to = (int) ((long) n * (s + 1) / threads);
-      parts.add(pool.submit(() -> {
-        for (int i = from; i < to; i++) {
-          try {
-            if (ttl == null) {
-              store.release(names.get(i), holder);
-              continue;
-            }
-            Optional<LeaseGrant> g = store.acquireOrRenew(names.get(i), holder, ttl);
-            if (g.isEmpty() || (tokens[i] != 0 && tokens[i] != g.get().token())) {
-              lost.incrementAndGet();
-            }
-            if (g.isPresent()) {
-              tokens[i] = g.get().token();
-            }
-          } catch (RuntimeException e) {
-            lost.incrementAndGet();
+  static final class BatchRounds extends ForwardingLeaseStore {
+
+    /**
+     * One round: nanoTime of the first send and the last answer, store calls, names sent, names
+     * granted.
+     */
+    record Round(long startNanos, long endNanos, long calls, int names, int granted) {
+      double millis() {
+        return (endNanos - startNanos) / 1e6;
+      }
+    }
+
+    private final CountingLeaseStore counting;
+    private final int expected;
+    private final Set<String> sent = new HashSet<>();
+    private final List<Round> rounds = new ArrayList<>();
+    private boolean open;
+    private long start;
+    private long end;
+    private long callsAtStart;
+    private int granted;
+
+    BatchRounds(CountingLeaseStore counting, int expected) {
+      super(counting);
+      this.counting = counting;
+      this.expected = expected;
+    }
+
+    @Override
+    public Map<String, AcquireResult> acquireOrRenewAll(Collection<String> names, HolderId holder,
+        Duration ttl) {
+      long t0 = System.nanoTime();
+      synchronized (this) {
+        if (open && names.stream().anyMatch(sent::contains)) {
+          closeLocked();
+        }
+        if (!open) {
+          open = true;
+          start = t0;
+          callsAtStart = counting.calls();
+          sent.clear();
+          granted = 0;
+        }
+        sent.addAll(names);
+      }
+      Map<String, AcquireResult> answers = null;
+      try {
+        answers = delegate().acquireOrRenewAll(names, holder, ttl);
+        return answers;
+      } finally {
+        long t1 = System.nanoTime();
+        long g = answers == null ? 0
+            : answers.values().stream().filter(a -> a instanceof AcquireResult.Granted).count();
+        synchronized (this) {
+          end = t1;
+          granted += (int) g;
+          if (sent.size() >= expected) {
+            closeLocked();
           }
         }
-        return null;
-      }));
+      }
     }
-    for (Future<?> f : parts) {
-      f.get();
+
+    @Override
+    public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
+      return delegate().releaseAll(names, holder); // the store's own batch, not one per name
+    }
+
+    private void closeLocked() {
+      rounds.add(new Round(start, end, counting.calls() - callsAtStart, sent.size(),
+          granted));
+      open = false;
+      notifyAll();
+    }
+
+    synchronized List<Round> rounds() {
+      return List.copyOf(rounds);
+    }
+
+    /** Waits until {@code n} rounds have ended or {@code deadline} (nanoTime); returns how many. */
+    synchronized int awaitRounds(int n, long deadline) throws InterruptedException {
+      while (rounds.size() < n) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
+        TimeUnit.NANOSECONDS.timedWait(this, left);
+      }
+      return rounds.size();
     }
   }
 }

@@ -16,7 +16,12 @@ class BenchOptionsTest {
     BenchOptions d = BenchOptions.parse(new String[0]);
     assertThat(d.backends).containsExactly("memory", "postgres");
     assertThat(d.trials).isEqualTo(3);
-    assertThat(d.scale).containsExactly(1, 100, 10_000);
+    assertThat(d.scale).containsExactly(1, 100, 10_000, 100_000);
+    assertThat(d.scaleTtl).isEqualTo(java.time.Duration.ofSeconds(10));
+    assertThat(BenchOptions.parse(new String[] {"--scale-ttl", "2500ms"}).scaleTtl)
+        .isEqualTo(java.time.Duration.ofMillis(2500));
+    assertThat(BenchOptions.parse(new String[] {"--scale-ttl=1m"}).scaleTtl)
+        .isEqualTo(java.time.Duration.ofMinutes(1));
     BenchOptions o = BenchOptions.parse(new String[] {"--backends=memory,redis", "--trials", "5",
         "--scale", "1,10", "--scenarios", "crash", "--start-local", "--only", "failover",
         "--custom-setting", "url=http://x?a=b"});
@@ -37,6 +42,10 @@ class BenchOptionsTest {
         .hasMessageContaining("choose from [clean, crash, pause]");
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--frobnicate"}))
         .hasMessageContaining("unknown option --frobnicate");
+    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--scale-ttl", "10"}))
+        .hasMessageContaining("--scale-ttl needs a positive duration with a unit");
+    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--scale-ttl", "0s"}))
+        .hasMessageContaining("like 10s or 2500ms; got '0s'");
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--trials"}))
         .hasMessageContaining("needs a value");
   }
@@ -65,6 +74,6 @@ class BenchOptionsTest {
     for (String name : List.of("memory", "postgres", "redis", "etcd", "consul", "custom")) {
       assertThat(text).contains(name);
     }
-    assertThat(text).contains("--start-local", "--out DIR", "--trials N");
+    assertThat(text).contains("--start-local", "--out DIR", "--trials N", "--scale-ttl DURATION");
   }
 }

@@ -20,7 +20,7 @@ class BenchSmokeTest {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = Bench.run(new String[] {"--backends", "memory", "--trials", "1", "--ttl-ms", "1000",
-        "--scale", "1,10", "--scale-rounds", "2", "--latency-samples", "50", "--out",
+        "--scale", "1,10", "--scale-rounds", "2", "--scale-ttl", "1500ms", "--latency-samples", "50", "--out",
         dir.toString()}, new PrintStream(out, true, StandardCharsets.UTF_8),
         new PrintStream(err, true, StandardCharsets.UTF_8));
     String text = out.toString(StandardCharsets.UTF_8);
@@ -33,6 +33,9 @@ class BenchSmokeTest {
     assertThat(text.lines().filter(l -> l.startsWith("memory   pause")).findFirst().orElseThrow())
         .matches(".*\\s1\\s+1\\s+0$");
     assertThat(progress).contains("failover pause 1/1", "scale 10 leases");
+    assertThat(text.lines().filter(l -> l.startsWith("memory   10 ")).findFirst().orElseThrow())
+        .as("one group: one batch call per round, every name held")
+        .contains("1.50 s (500 ms)", "one call per name").containsPattern("\\s1\\s.*\\syes\\s+0$");
     for (String f : new String[] {"report.md", "report.json", "failover.svg"}) {
       assertThat(dir.resolve(f)).exists();
       assertThat(Files.size(dir.resolve(f))).isPositive();

@@ -40,7 +40,9 @@ class ReportTest {
       micros.put(op, new double[] {1, 2, 3, 4});
     }
     b.latency = new Latency.Result(Duration.ofSeconds(30), "ConcurrentHashMap.put", micros);
-    b.scale.add(new Scale.Result(100, Duration.ofSeconds(2), 4, 3.5, List.of(1.0, 2.0), 100, 0, 0));
+    b.scale.add(new Scale.Result(100, Duration.ofSeconds(10), Duration.ofMillis(3333),
+        "one call per name", 3.5, List.of(1.0, 2.0), 1, 40, 43, 5, List.of("leases-call-# x3"),
+        0, 0, ""));
     run.backends.add(b);
     run.skipped.add(new RunResult.Skipped("redis", "set LEASES_REDIS_URI"));
     run.violations.addAll(b.failover.violations());
@@ -58,7 +60,11 @@ class ReportTest {
     JsonChecker.check(json);
     assertThat(json).contains("\"machine\"", "\"cores\"", "\"memory_bytes\"", "\"jvm\"",
         "\"library_version\"", "\"samples_us\"", "\"trials\"", "\"gap_ms\": null",
-        "\\\"quoted\\\" <store> & friends\\twith a tab", "\"safety_violations\": []");
+        "\\\"quoted\\\" <store> & friends\\twith a tab", "\"safety_violations\": []",
+        "\"store_calls_per_round\": 1", "\"threads_delta\": 3", "\"threads_peak\": 43",
+        "\"renew_round_p50_ms\": 1.0", "\"all_held\": true", "\"batch\": \"one call per name\"",
+        "\"scale_ttl_ms\": 10000", "\"new_threads\": [", "\"leases-call-# x3\"",
+        "\"target_p50_over_plain_p50\": null");
 
     String md = Files.readString(dir.resolve("report.md"));
     assertThat(md).contains("## Failover", "## Latency", "## Scale", "![failover gaps](failover.svg)",
@@ -88,9 +94,36 @@ class ReportTest {
     String ok = Report.console(sample(false));
     assertThat(ok).contains("FAILOVER", "LATENCY", "SCALE", "memory   crash", "1.51 s", "+10 ms",
         "2 (1 failed)", "stale writes accepted: 0").doesNotContain("VIOLATION");
+    assertThat(ok).contains("store calls / round", "threads (+ during)", "43 (+3)",
+        "one call per name", "1.0 ms / 2.0 ms", "10.00 s (3.33 s)");
     String bad = Report.console(sample(true));
     assertThat(bad).contains("1 VIOLATION", "!!! SAFETY VIOLATIONS: 1 !!!");
     assertThat(FailoverChart.svg(sample(true))).contains("STALE WRITES ACCEPTED: 1");
+  }
+
+  @Test
+  void latencyTableJudgesAcquireAndRenewalAgainstTheIssuesTargets() {
+    RunResult run = new RunResult("x", Instant.now(), BenchOptions.parse(new String[0]));
+    BackendResult b = new BackendResult("postgres");
+    Map<String, double[]> micros = new LinkedHashMap<>();
+    micros.put(Latency.FRESH, new double[] {130, 130, 130});
+    micros.put(Latency.RENEW, new double[] {110, 110, 110});
+    micros.put(Latency.RELEASE, new double[] {500, 500, 500});
+    micros.put(Latency.PLAIN, new double[] {100, 100, 100});
+    b.latency = new Latency.Result(Duration.ofSeconds(30), "upsert", micros);
+    run.backends.add(b);
+    List<String> rows = Report.latencyTable(run).text().lines().toList();
+    assertThat(rows.get(0)).contains("p50 / plain p50", "target");
+    assertThat(rows).anySatisfy(r -> assertThat(r).contains("fresh acquire", "1.3x",
+        "<= 1.2x: MISSED"));
+    assertThat(rows).anySatisfy(r -> assertThat(r).contains("renewal", "1.1x", "<= 1.2x: met"));
+    assertThat(rows).anySatisfy(r -> assertThat(r).contains("release", "5.0x")
+        .doesNotContain("<="));
+    assertThat(Report.json(run)).contains("\"meets_target\": false", "\"meets_target\": true",
+        "\"target_p50_over_plain_p50\": 1.2");
+    assertThat(Report.latencyTarget("etcd", Latency.RENEW)).isEqualTo(1.5);
+    assertThat(Report.latencyTarget("consul", Latency.FRESH)).isEqualTo(1.5);
+    assertThat(Report.latencyTarget("memory", Latency.FRESH)).isNaN();
   }
 
   @Test
