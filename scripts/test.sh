@@ -23,7 +23,7 @@ LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" "${MVN[@]}" -pl lease-postgres verify
   -Dleases.reports=surefire-reports-external-postgres >"$logs/external-postgres.log" 2>&1 &
 external=$!
 java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgres,redis,etcd,consul \
-  --start-local --trials 1 --latency-samples 30 --scale 1,10 --scale-rounds 1 \
+  --start-local --trials 1 --latency-samples 30 --scale 1,10 --scale-rounds 1 --scale-ttl 2s \
   --out benchmarks/target/bench-smoke >"$logs/bench-smoke.log" 2>&1 \
   || { tail -40 "$logs/bench-smoke.log"; exit 1; }
 wait "$external" || { grep -E "Tests run|FAIL|ERROR" "$logs/external-postgres.log" | tail -40; exit 1; }
