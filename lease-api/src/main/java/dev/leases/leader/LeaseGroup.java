@@ -414,11 +414,15 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     for (Member m : members.values()) {
       (m.tenure != null ? held : free).add(m);
     }
+    // close() waits for the batch in flight, not for a whole round: stop between batches
     for (List<Member> batch : batches(held)) {
+      if (closed) {
+        return Duration.ZERO;
+      }
       contend(batch, true);
     }
     for (List<Member> batch : batches(free)) {
-      if (!contend(batch, false)) {
+      if (closed || !contend(batch, false)) {
         break;
       }
     }
