@@ -38,6 +38,8 @@ final class BenchOptions {
       "  --trials N             trials per failover scenario (default 3)",
       "  --ttl-ms N             lease TTL for failover (default 2000; raised to a store's minimum)",
       "  --work-ms N            a unit of work: write, sleep N ms, write again (default 20)",
+      "  --peers LIST           also run other libraries' leader mechanisms through failover, unfenced:",
+      "                         " + String.join(", ", PeerMechanism.ids()) + " or all (default none)",
       "  --latency-samples N    measured calls per operation, after 50 warm-up ones (default 300)",
       "  --scale LIST           numbers of leases held by one process (default 1,100,10000)",
       "  --scale-rounds N       renewal rounds per size (default 3)",
@@ -53,7 +55,7 @@ final class BenchOptions {
   private static final Set<String> VALUED = Set.of("--backends", "--postgres-url", "--redis-uri",
       "--etcd-endpoints", "--consul-url", "--custom-factory", "--custom-setting", "--only",
       "--scenarios", "--trials", "--ttl-ms", "--work-ms", "--latency-samples", "--scale",
-      "--scale-rounds", "--scale-threads", "--out");
+      "--scale-rounds", "--scale-threads", "--out", "--peers");
 
   List<String> backends;
   boolean backendsGiven;
@@ -75,6 +77,8 @@ final class BenchOptions {
   int scaleRounds = 3;
   int scaleThreads = 4;
   int peers = 3;
+  List<String> peerNames = List.of();
+  List<PeerMechanism> peerMechanisms = List.of();
   Path out;
   boolean help;
 
@@ -134,6 +138,10 @@ final class BenchOptions {
         case "--scale-rounds" -> o.scaleRounds = positive(key, value);
         case "--scale-threads" -> o.scaleThreads = positive(key, value);
         case "--out" -> o.out = Path.of(value);
+        case "--peers" -> {
+          o.peerNames = list(value);
+          o.peerMechanisms = PeerMechanism.parse(o.peerNames);
+        }
         default -> throw new IllegalArgumentException("unknown option " + a);
       }
     }
