@@ -121,6 +121,23 @@ final class PeerWorker {
     return t;
   }
 
+  /**
+   * The body of a lock-holding section: says ACQUIRED, then runs units until shutdown — the
+   * library has no way to tell this code that the lock was lost. An I/O error ends the section.
+   */
+  private static void leadUntilStopped(Unit unit, PrintStream out) {
+    out.println("ACQUIRED 0");
+    try {
+      while (!stopping) {
+        unit.run();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (IOException e) {
+      out.println("ERROR fence " + e);
+    }
+  }
+
   private static HikariDataSource pool(String jdbcUrl, String poolName) {
     HikariConfig c = new HikariConfig();
     c.setJdbcUrl(jdbcUrl);
@@ -198,15 +215,8 @@ final class PeerWorker {
       } catch (InterruptedException e) {
         return;
       }
-      out.println("ACQUIRED 0");
       try {
-        while (!stopping) {
-          unit.run();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (IOException e) {
-        out.println("ERROR fence " + e);
+        leadUntilStopped(unit, out);
       } finally {
         try {
           lock.unlock();
@@ -247,18 +257,8 @@ final class PeerWorker {
     Thread t = new Thread(() -> {
       while (!stopping) {
         try {
-          executor.executeWithLock((Runnable) () -> {
-            out.println("ACQUIRED 0");
-            try {
-              while (!stopping) {
-                unit.run();
-              }
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            } catch (IOException e) {
-              out.println("ERROR fence " + e);
-            }
-          }, new LockConfiguration(Instant.now(), name, ttl, Duration.ZERO));
+          executor.executeWithLock((Runnable) () -> leadUntilStopped(unit, out),
+              new LockConfiguration(Instant.now(), name, ttl, Duration.ZERO));
           Thread.sleep(SHEDLOCK_POLL.toMillis());
         } catch (InterruptedException e) {
           return;

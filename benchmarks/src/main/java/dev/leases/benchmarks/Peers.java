@@ -39,18 +39,16 @@ final class Peers {
    */
   static List<String> problems(BenchOptions o, List<String> backends) {
     List<String> out = new ArrayList<>();
-    if (o.peerNames.contains("all")) {
-      return out;
+    if (!o.peerMechanisms.isEmpty() && !o.parts.contains("failover")) {
+      out.add("--peers is part of failover: include failover in --only");
     }
-    for (PeerMechanism m : o.peerMechanisms) {
+    for (PeerMechanism m : o.peerNames.contains("all") ? List.<PeerMechanism>of()
+        : o.peerMechanisms) {
       if (!backends.contains(m.backend())) {
         out.add("--peers " + m.id() + " runs on " + m.backend() + ": add " + m.backend()
             + " to --backends" + (m.backend().equals("redis") ? " (with --start-local to start"
             + " the installed redis-server)" : ""));
       }
-    }
-    if (!o.peerMechanisms.isEmpty() && !o.parts.contains("failover")) {
-      out.add("--peers is part of failover: include failover in --only");
     }
     return out;
   }
