@@ -48,6 +48,8 @@ final class Bench {
     if (chosen.isEmpty() && problems.isEmpty()) {
       problems.add("--backends names no backend");
     }
+    List<String> chosenNames = chosen.stream().map(Backends.Kind::name).toList();
+    problems.addAll(Peers.problems(o, chosenNames));
     if (!problems.isEmpty()) {
       problems.forEach(p -> err.println("bench: " + p));
       return 2;
@@ -64,6 +66,7 @@ final class Bench {
             : missing + "; then name it in --backends"));
       }
     }
+    run.skipped.addAll(Peers.skipped(o, chosenNames));
     Path dir = o.out != null ? o.out : Path.of("reports", runId.substring(0, 15));
     Path logs = Files.createDirectories(dir.resolve("logs"));
     Progress progress = new Progress(err);
@@ -95,6 +98,7 @@ final class Bench {
             r.failover = new Failover(backend, o, ttl, logs, progress, runId).run();
             run.violations.addAll(r.failover.violations());
           });
+          Peers.run(backend, r, o, logs, progress, runId, r.errors);
         }
         if (o.parts.contains("latency")) {
           part(r, "latency", progress, () -> {

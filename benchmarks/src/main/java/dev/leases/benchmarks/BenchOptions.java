@@ -39,6 +39,8 @@ final class BenchOptions {
       "  --trials N             trials per failover scenario (default 3)",
       "  --ttl-ms N             lease TTL for failover (default 2000; raised to a store's minimum)",
       "  --work-ms N            a unit of work: write, sleep N ms, write again (default 20)",
+      "  --peers LIST           also run other libraries' leader mechanisms through failover, unfenced:",
+      "                         " + String.join(", ", PeerMechanism.ids()) + " or all (default none)",
       "  --latency-samples N    measured calls per operation, after 50 warm-up ones (default 300)",
       "  --scale LIST           numbers of leases one process holds in one LeaseGroup",
       "                         (default 1,100,10000,100000)",
@@ -56,7 +58,7 @@ final class BenchOptions {
   private static final Set<String> VALUED = Set.of("--backends", "--postgres-url", "--redis-uri",
       "--etcd-endpoints", "--consul-url", "--custom-factory", "--custom-setting", "--only",
       "--scenarios", "--trials", "--ttl-ms", "--work-ms", "--latency-samples", "--scale",
-      "--scale-rounds", "--scale-ttl", "--out");
+      "--scale-rounds", "--scale-ttl", "--out", "--peers");
 
   List<String> backends;
   boolean backendsGiven;
@@ -78,6 +80,8 @@ final class BenchOptions {
   int scaleRounds = 3;
   Duration scaleTtl = Duration.ofSeconds(10);
   int peers = 3;
+  List<String> peerNames = List.of();
+  List<PeerMechanism> peerMechanisms = List.of();
   Path out;
   boolean help;
 
@@ -137,6 +141,10 @@ final class BenchOptions {
         case "--scale-rounds" -> o.scaleRounds = positive(key, value);
         case "--scale-ttl" -> o.scaleTtl = duration(key, value);
         case "--out" -> o.out = Path.of(value);
+        case "--peers" -> {
+          o.peerNames = list(value);
+          o.peerMechanisms = PeerMechanism.parse(o.peerNames);
+        }
         default -> throw new IllegalArgumentException("unknown option " + a);
       }
     }

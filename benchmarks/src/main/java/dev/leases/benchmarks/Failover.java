@@ -18,12 +18,23 @@ import java.util.concurrent.ThreadLocalRandom;
  * a steady leader, hurts it (clean close, SIGKILL or SIGSTOP for 2 × TTL, then SIGCONT), and reads
  * the gap, the bound and the stale writes off the resource's log. Dead peers are replaced between
  * trials, outside the measured window.
+ *
+ * <p>With a {@link PeerMechanism} the workers run that library's leader mechanism instead of ours
+ * ({@link PeerWorker}), on the same store, schedule and analysis, against an
+ * {@linkplain FenceServer#unfenced unfenced} resource; the bound is not known (n/a), their accepted
+ * stale writes are figures, not violations of this library, and a paused peer that has not said it
+ * lost leadership {@value #RETIRE_AFTER_S} s after {@code SIGCONT} is retired with {@code SIGKILL}
+ * (it would otherwise write beside its successor for ever), so its count is per that window.
  */
 final class Failover {
 
   record Result(Duration ttl, List<Trial> trials, List<String> violations) {}
 
+  /** Seconds after SIGCONT a resumed peer gets to notice its loss before it is retired. */
+  static final int RETIRE_AFTER_S = 5;
+
   private final Backend backend;
+  private final PeerMechanism peer;
   private final BenchOptions o;
   private final Duration ttl;
   private final Path logDir;
@@ -34,18 +45,31 @@ final class Failover {
 
   Failover(Backend backend, BenchOptions o, Duration ttl, Path logDir, Progress progress,
       String runId) {
+    this(backend, null, o, ttl, logDir, progress, runId);
+  }
+
+  /** The same benchmark with {@code peer}'s mechanism in the workers (null: ours). */
+  Failover(Backend backend, PeerMechanism peer, BenchOptions o, Duration ttl, Path logDir,
+      Progress progress, String runId) {
     this.backend = backend;
+    this.peer = peer;
     this.o = o;
     this.ttl = ttl;
     this.logDir = logDir;
     this.progress = progress;
-    this.lease = "bench-failover-" + runId;
+    this.lease = "bench-failover-" + runId + (peer == null ? "" : "-" + peer.id());
+  }
+
+  /** The row label: the backend, and the peer mechanism if any. */
+  private String label() {
+    return peer == null ? backend.name() : backend.name() + " · " + peer.id();
   }
 
   Result run() throws Exception {
     List<Trial> trials = new ArrayList<>();
     List<String> violations = new ArrayList<>();
-    try (FenceServer fence = new FenceServer(lease); LeaseStore probe = backend.openStore()) {
+    try (FenceServer fence = peer == null ? new FenceServer(lease) : FenceServer.unfenced(lease);
+        LeaseStore probe = peer == null ? backend.openStore() : null) {
       try {
         for (String scenario : o.scenarios) {
           for (int n = 1; n <= o.trials; n++) {
@@ -53,11 +77,12 @@ final class Failover {
             Trial t = trial(scenario, n, fence, probe);
             trials.add(t);
             progress.say("%s · failover %s %d/%d: gap %s (bound %s), stale attempted %d,"
-                + " rejected %d%s%s", backend.name(), scenario, n, o.trials, ms(t.gapMs()),
+                + " rejected %d%s%s", label(), scenario, n, o.trials, ms(t.gapMs()),
                 ms(t.boundMs()), t.staleAttempts(), t.staleRejected(),
-                t.staleAccepted() > 0 ? ", ACCEPTED " + t.staleAccepted() + " (SAFETY VIOLATION)" : "",
+                t.staleAccepted() == 0 ? "" : peer != null ? ", accepted " + t.staleAccepted()
+                    + " (unfenced)" : ", ACCEPTED " + t.staleAccepted() + " (SAFETY VIOLATION)",
                 t.note().isEmpty() ? "" : " — " + t.note());
-            if (t.staleAccepted() > 0) {
+            if (t.staleAccepted() > 0 && peer == null) {
               violations.add(backend.name() + " " + scenario + " trial " + n + ": "
                   + t.staleAccepted() + " stale write(s) from " + t.oldWorker() + " (token "
                   + t.oldToken() + ") ACCEPTED after " + t.newWorker() + " wrote with token "
@@ -68,7 +93,8 @@ final class Failover {
       } finally {
         workers.values().forEach(WorkerProcess::close);
       }
-      for (String shared : GapAnalysis.sharedTokens(fence.events())) {
+      for (String shared : peer != null ? List.<String>of()
+          : GapAnalysis.sharedTokens(fence.events())) {
         violations.add(backend.name() + ": " + shared);
       }
     }
@@ -81,20 +107,24 @@ final class Failover {
     while (workers.size() < o.peers) {
       String id = "w" + nextWorker++;
       WorkerProcess w = WorkerProcess.start(id, backend.recipe(), lease, ttl, fence.port(),
-          o.workMs, logDir.resolve(backend.name() + "-" + id + ".log"));
+          o.workMs, log(id), peer == null ? Map.of() : Map.of("peer", peer.id()), Map.of());
       workers.put(id, w);
       fresh.add(w);
     }
     for (WorkerProcess w : fresh) {
       if (w.awaitLine("READY", 0, Duration.ofSeconds(60)) == null) {
         throw new IllegalStateException("worker " + w.id() + " did not start within 60 s; its"
-            + " output: " + w.transcript() + "; its log: "
-            + logDir.resolve(backend.name() + "-" + w.id() + ".log"));
+            + " output: " + w.transcript() + "; its log: " + log(w.id()));
       }
     }
     if (!fresh.isEmpty()) {
       Thread.sleep(300); // let new followers make their first attempt and settle
     }
+  }
+
+  private Path log(String id) {
+    return logDir.resolve(backend.name() + (peer == null ? "" : "-" + peer.id()) + "-" + id
+        + ".log");
   }
 
   /** The worker that has written steadily under one token for the last few writes. */
@@ -118,8 +148,8 @@ final class Failover {
       }
       Thread.sleep(10);
     }
-    throw new IllegalStateException("no worker led steadily within " + ttl.multipliedBy(5)
-        .plusSeconds(30) + "; worker logs in " + logDir);
+    throw new IllegalStateException(label() + ": no worker led steadily within "
+        + ttl.multipliedBy(5).plusSeconds(30) + "; worker logs in " + logDir);
   }
 
   private Trial trial(String scenario, int n, FenceServer fence, LeaseStore probe)
@@ -130,16 +160,17 @@ final class Failover {
     int from = fence.size();
     int oldLines = old.lineCount();
     long expiry = GapAnalysis.RELEASED;
+    String retired = "";
     long faultAt = System.nanoTime();
     switch (scenario) {
       case "clean" -> old.send("CLOSE");
       case "crash" -> {
         old.signal("KILL");
-        expiry = expiryAfterFault(probe, oldToken);
+        expiry = peer == null ? expiryAfterFault(probe, oldToken) : GapAnalysis.UNKNOWN;
       }
       case "pause" -> {
         old.signal("STOP");
-        expiry = expiryAfterFault(probe, oldToken);
+        expiry = peer == null ? expiryAfterFault(probe, oldToken) : GapAnalysis.UNKNOWN;
       }
       default -> throw new IllegalArgumentException(scenario);
     }
@@ -156,11 +187,22 @@ final class Failover {
           Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
         }
         old.signal("CONT");
-        old.awaitLine("LOST ", oldLines, Duration.ofSeconds(5));
+        boolean noticed = old.awaitLine("LOST ", oldLines, Duration.ofSeconds(RETIRE_AFTER_S))
+            != null;
         Thread.sleep(3 * o.workMs + 100); // the unit it was frozen in ends with a write
+        if (peer != null && !noticed) {
+          old.signal("KILL");
+          old.waitForExit(Duration.ofSeconds(10));
+          retired = "still leading " + RETIRE_AFTER_S + " s after SIGCONT: retired (SIGKILL)";
+        }
       }
     }
     Trial t = GapAnalysis.analyze(scenario, n, fence.events(), old.id(), oldToken, expiry);
+    if (!retired.isEmpty()) {
+      t = new Trial(t.scenario(), n, t.oldWorker(), t.oldToken(), t.newWorker(), t.newToken(),
+          t.gapMs(), t.boundMs(), t.staleAttempts(), t.staleRejected(), t.staleAccepted(),
+          t.note().isEmpty() ? retired : t.note() + "; " + retired);
+    }
     if (first == null) {
       t = new Trial(t.scenario(), n, old.id(), oldToken, null, 0, Double.NaN, Double.NaN,
           t.staleAttempts(), t.staleRejected(), t.staleAccepted(),
@@ -192,7 +234,7 @@ final class Failover {
           best = Math.max(best, sent + h.remaining().toNanos() - coarse);
         }
       } catch (RuntimeException e) {
-        progress.say("%s · inspect after the fault failed: %s", backend.name(), e);
+        progress.say("%s · inspect after the fault failed: %s", label(), e);
       }
     }
     return best;

@@ -40,6 +40,10 @@ public final class FailoverWorkerMain {
 
   public static void main(String[] args) throws Exception {
     ChildArgs parsed = ChildArgs.parse(args);
+    if (parsed.options().containsKey("peer")) { // bench --peers: another library's mechanism
+      PeerWorker.run(parsed);
+      return;
+    }
     String worker = parsed.require("worker");
     long workMs = parsed.longOr("work-ms", 20);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
@@ -113,8 +117,8 @@ public final class FailoverWorkerMain {
     }
   }
 
-  /** The worker's connection to the {@link FenceServer}. */
-  private static final class Fence {
+  /** The worker's connection to the {@link FenceServer}; {@link PeerWorker} writes through it too. */
+  static final class Fence {
     private final LineClient client;
     private final String worker;
     private long seq;

@@ -16,6 +16,14 @@ import java.util.List;
  *
  * <p>Protocol, one line each way: {@code WRITE <token> <worker> <seq>} answered by {@code OK} or
  * {@code REJECTED <highest token>}.
+ *
+ * <p>{@linkplain #unfenced Unfenced}, for mechanisms that have no token (the peers of
+ * {@link PeerMechanism}): every write is accepted whatever token it carries, as a plain resource
+ * would, and the event is recorded under a <em>tenure</em> number that the resource assigns itself
+ * — 1 for the first writer, one more each time a write comes from another worker than the write
+ * before it. So {@link GapAnalysis} applies one rule to both kinds: the successor's first write is
+ * the first by another worker under a larger number, and every later write by the old leader is a
+ * stale write, here always accepted.
  */
 final class FenceServer implements AutoCloseable {
 
@@ -23,12 +31,25 @@ final class FenceServer implements AutoCloseable {
   record WriteEvent(long atNanos, String worker, long seq, long token, boolean accepted) {}
 
   private final ReferenceFencedResource<String> resource;
+  private final boolean fenced;
   private final List<WriteEvent> events = new ArrayList<>();
   private final LoopbackLineServer server;
+  private long tenure;
+  private String lastWriter;
 
   FenceServer(String name) throws IOException {
+    this(name, true);
+  }
+
+  private FenceServer(String name, boolean fenced) throws IOException {
     this.resource = new ReferenceFencedResource<>(name);
+    this.fenced = fenced;
     this.server = LoopbackLineServer.start("fence-server", this::serve);
+  }
+
+  /** A resource that checks no token: see the class comment. */
+  static FenceServer unfenced(String name) throws IOException {
+    return new FenceServer(name, false);
   }
 
   int port() {
@@ -39,6 +60,16 @@ final class FenceServer implements AutoCloseable {
   WriteEvent write(long token, String worker, long seq) {
     synchronized (events) {
       long at = System.nanoTime();
+      if (!fenced) {
+        if (!worker.equals(lastWriter)) {
+          tenure++;
+          lastWriter = worker;
+        }
+        WriteEvent ev = new WriteEvent(at, worker, seq, tenure, true);
+        events.add(ev);
+        events.notifyAll();
+        return ev;
+      }
       boolean ok;
       try {
         resource.write(token, worker + "#" + seq);

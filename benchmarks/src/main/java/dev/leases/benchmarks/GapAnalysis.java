@@ -13,6 +13,9 @@ final class GapAnalysis {
   /** {@link Long#MIN_VALUE} for {@code expiryAtNanos}: the lease was released (clean close). */
   static final long RELEASED = Long.MIN_VALUE;
 
+  /** {@link Long#MAX_VALUE} for {@code expiryAtNanos}: the expiry is not known (bound NaN). */
+  static final long UNKNOWN = Long.MAX_VALUE;
+
   private GapAnalysis() {}
 
   /**
@@ -72,7 +75,8 @@ final class GapAnalysis {
           "the old leader had no accepted write before the takeover");
     }
     double gap = ms(firstNew.atNanos() - lastOld.atNanos());
-    double bound = expiryAtNanos == RELEASED ? 0 : Math.max(0, ms(expiryAtNanos - lastOld.atNanos()));
+    double bound = expiryAtNanos == RELEASED ? 0 : expiryAtNanos == UNKNOWN ? Double.NaN
+        : Math.max(0, ms(expiryAtNanos - lastOld.atNanos()));
     return new Trial(scenario, number, oldWorker, oldToken, firstNew.worker(), firstNew.token(),
         gap, bound, attempts, attempts - accepted, accepted, "");
   }

@@ -25,29 +25,11 @@ final class Report {
     TextTable t = new TextTable("backend", "scenario", "ttl", "trials", "gap p50", "gap p95",
         "gap max", "bound p50", "gap-bound p50", "stale attempted", "rejected", "ACCEPTED");
     for (BackendResult b : run.backends) {
-      if (b.failover == null) {
-        continue;
+      if (b.failover != null) {
+        failoverRows(t, b.name, b.failover, run.options.scenarios, true);
       }
-      for (String scenario : run.options.scenarios) {
-        List<Trial> ts = trials(b, scenario);
-        if (ts.isEmpty()) {
-          continue;
-        }
-        Stats gap = Stats.of(ts.stream().mapToDouble(Trial::gapMs).filter(d -> !Double.isNaN(d))
-            .toArray());
-        Stats bound = Stats.of(ts.stream().mapToDouble(Trial::boundMs)
-            .filter(d -> !Double.isNaN(d)).toArray());
-        Stats excess = Stats.of(ts.stream().mapToDouble(Trial::excessMs)
-            .filter(d -> !Double.isNaN(d)).toArray());
-        int attempted = ts.stream().mapToInt(Trial::staleAttempts).sum();
-        int rejected = ts.stream().mapToInt(Trial::staleRejected).sum();
-        int accepted = ts.stream().mapToInt(Trial::staleAccepted).sum();
-        long failed = ts.stream().filter(x -> Double.isNaN(x.gapMs())).count();
-        t.row(b.name, scenario, Failover.ms(b.failover.ttl().toMillis()),
-            ts.size() + (failed > 0 ? " (" + failed + " failed)" : ""),
-            Failover.ms(gap.p50()), Failover.ms(gap.p95()), Failover.ms(gap.max()),
-            Failover.ms(bound.p50()), signedMs(excess.p50()), attempted, rejected,
-            accepted == 0 ? "0" : accepted + " VIOLATION");
+      for (Peers.Result p : b.peers) {
+        failoverRows(t, p.label(b.name), p.failover(), run.options.scenarios, false);
       }
     }
     return t;
@@ -64,6 +46,32 @@ final class Report {
   static double latencyTarget(String backend, String op) {
     boolean targeted = op.equals(Latency.FRESH) || op.equals(Latency.RENEW);
     return targeted ? LATENCY_TARGETS.getOrDefault(backend, Double.NaN) : Double.NaN;
+  }
+
+  /** One row per scenario; {@code fenced} false: accepted stale writes are figures, not violations. */
+  private static void failoverRows(TextTable t, String label, Failover.Result f,
+      List<String> scenarios, boolean fenced) {
+    for (String scenario : scenarios) {
+      List<Trial> ts = trials(f, scenario);
+      if (ts.isEmpty()) {
+        continue;
+      }
+      Stats gap = Stats.of(ts.stream().mapToDouble(Trial::gapMs).filter(d -> !Double.isNaN(d))
+          .toArray());
+      Stats bound = Stats.of(ts.stream().mapToDouble(Trial::boundMs)
+          .filter(d -> !Double.isNaN(d)).toArray());
+      Stats excess = Stats.of(ts.stream().mapToDouble(Trial::excessMs)
+          .filter(d -> !Double.isNaN(d)).toArray());
+      int attempted = ts.stream().mapToInt(Trial::staleAttempts).sum();
+      int rejected = ts.stream().mapToInt(Trial::staleRejected).sum();
+      int accepted = ts.stream().mapToInt(Trial::staleAccepted).sum();
+      long failed = ts.stream().filter(x -> Double.isNaN(x.gapMs())).count();
+      t.row(label, scenario, Failover.ms(f.ttl().toMillis()),
+          ts.size() + (failed > 0 ? " (" + failed + " failed)" : ""),
+          Failover.ms(gap.p50()), Failover.ms(gap.p95()), Failover.ms(gap.max()),
+          Failover.ms(bound.p50()), signedMs(excess.p50()), attempted, rejected,
+          accepted == 0 || !fenced ? Integer.toString(accepted) : accepted + " VIOLATION");
+    }
   }
 
   static TextTable latencyTable(RunResult run) {
@@ -128,8 +136,8 @@ final class Report {
     return sb.toString();
   }
 
-  private static List<Trial> trials(BackendResult b, String scenario) {
-    return b.failover.trials().stream().filter(x -> x.scenario().equals(scenario)).toList();
+  private static List<Trial> trials(Failover.Result f, String scenario) {
+    return f.trials().stream().filter(x -> x.scenario().equals(scenario)).toList();
   }
 
   static String us(double micros) {
@@ -168,7 +176,7 @@ final class Report {
     if (!f.isEmpty()) {
       sb.append("\nFAILOVER (").append(run.options.peers).append(" peer JVMs, writes every ~")
           .append(run.options.workMs).append(" ms, pause = SIGSTOP for 2 x TTL)\n")
-          .append(f.text()).append(wrap(FAILOVER_NOTE)).append('\n');
+          .append(f.text()).append(wrap(FAILOVER_NOTE)).append(peersNote(run, "")).append('\n');
     }
     TextTable l = latencyTable(run);
     if (!l.isEmpty()) {
@@ -228,6 +236,23 @@ final class Report {
     return sb.append('\n').toString();
   }
 
+  /** The peers' note and their TTL notes, when any peer ran; else "". */
+  private static String peersNote(RunResult run, String gap) {
+    List<String> notes = new ArrayList<>();
+    for (BackendResult b : run.backends) {
+      for (Peers.Result p : b.peers) {
+        notes.add(p.label(b.name) + ": " + p.mechanism().how()
+            + (p.note().isEmpty() ? "" : "; " + p.note()));
+      }
+    }
+    if (notes.isEmpty()) {
+      return "";
+    }
+    StringBuilder sb = new StringBuilder(gap.isEmpty() ? wrap(Peers.NOTE) : Peers.NOTE + "\n\n");
+    notes.forEach(n -> sb.append(gap.isEmpty() ? wrap("- " + n) : "- " + n + "\n"));
+    return sb.append(gap).toString();
+  }
+
   static String markdown(RunResult run) {
     StringBuilder sb = new StringBuilder("# leases benchmark\n\n");
     sb.append("Run ").append(run.started.truncatedTo(java.time.temporal.ChronoUnit.SECONDS)).append(String.format(", %.0f s, ", run.wallSeconds))
@@ -243,7 +268,8 @@ final class Report {
           .append(run.options.workMs).append(" ms, fenced write with the same token). Scenarios:"
           + " clean = the leader closes its loop (releases); crash = `SIGKILL`; pause = `SIGSTOP`"
           + " for 2 × TTL, then `SIGCONT`.\n\n").append(f.markdown()).append('\n')
-          .append(FAILOVER_NOTE).append("\n\n![failover gaps](failover.svg)\n");
+          .append(FAILOVER_NOTE).append("\n\n").append(peersNote(run, "\n"))
+          .append("![failover gaps](failover.svg)\n");
     }
     TextTable l = latencyTable(run);
     if (!l.isEmpty()) {
@@ -308,6 +334,7 @@ final class Report {
     opts.put("ttl_ms", o.ttlMs);
     opts.put("work_ms", o.workMs);
     opts.put("peers", o.peers);
+    opts.put("peer_mechanisms", o.peerMechanisms.stream().map(PeerMechanism::id).toList());
     opts.put("latency_samples", o.latencySamples);
     opts.put("latency_warmup", o.latencyWarmup);
     opts.put("scale", o.scale);
@@ -320,7 +347,8 @@ final class Report {
       m.put("name", b.name);
       m.put("description", b.description);
       m.put("facts", b.facts);
-      m.put("failover", b.failover == null ? null : failoverJson(b, o));
+      m.put("failover", b.failover == null ? null : failoverJson(b.failover, o));
+      m.put("peers", b.peers.stream().map(p -> Peers.json(p, failoverJson(p.failover(), o))).toList());
       m.put("latency", b.latency == null ? null : latencyJson(b.name, b.latency));
       List<Object> scale = new ArrayList<>();
       for (Scale.Result s : b.scale) {
@@ -351,6 +379,7 @@ final class Report {
       backends.add(m);
     }
     root.put("backends", backends);
+    root.put("peer_libraries", Peers.librariesJson(run));
     List<Object> skipped = new ArrayList<>();
     run.skipped.forEach(s -> skipped.add(Map.of("name", s.name(), "how_to_include", s.how())));
     root.put("skipped", skipped);
@@ -358,12 +387,12 @@ final class Report {
     return Json.write(root);
   }
 
-  private static Map<String, Object> failoverJson(BackendResult b, BenchOptions o) {
+  private static Map<String, Object> failoverJson(Failover.Result f, BenchOptions o) {
     Map<String, Object> m = new LinkedHashMap<>();
-    m.put("ttl_ms", b.failover.ttl().toMillis());
+    m.put("ttl_ms", f.ttl().toMillis());
     Map<String, Object> summary = new LinkedHashMap<>();
     for (String scenario : o.scenarios) {
-      List<Trial> ts = trials(b, scenario);
+      List<Trial> ts = trials(f, scenario);
       if (ts.isEmpty()) {
         continue;
       }
@@ -382,7 +411,7 @@ final class Report {
     }
     m.put("summary", summary);
     List<Object> trials = new ArrayList<>();
-    for (Trial t : b.failover.trials()) {
+    for (Trial t : f.trials()) {
       Map<String, Object> tm = new LinkedHashMap<>();
       tm.put("scenario", t.scenario());
       tm.put("trial", t.number());

@@ -19,6 +19,7 @@ final class RunResult {
     Failover.Result failover;
     Latency.Result latency;
     final List<Scale.Result> scale = new ArrayList<>();
+    final List<Peers.Result> peers = new ArrayList<>();
     final List<String> errors = new ArrayList<>();
 
     BackendResult(String name) {

@@ -76,4 +76,37 @@ class BenchOptionsTest {
     }
     assertThat(text).contains("--start-local", "--out DIR", "--trials N", "--scale-ttl DURATION");
   }
+
+  @Test
+  void peersAreNoneByDefaultAllOrANamedList() {
+    assertThat(BenchOptions.parse(new String[0]).peerMechanisms).isEmpty();
+    assertThat(BenchOptions.parse(new String[] {"--peers", "all"}).peerMechanisms)
+        .containsExactly(PeerMechanism.values());
+    assertThat(BenchOptions.parse(new String[] {"--peers=redisson,shedlock-jdbc,redisson"})
+        .peerMechanisms).containsExactly(PeerMechanism.REDISSON, PeerMechanism.SHEDLOCK_JDBC);
+    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--peers", "zookeeper"}))
+        .hasMessageContaining("--peers: unknown 'zookeeper'; choose from"
+            + " [spring-integration-jdbc, redisson, shedlock-jdbc] or all");
+  }
+
+  @Test
+  void aNamedPeerNeedsItsBackendAndAllSkipsThoseWithout() {
+    BenchOptions named = BenchOptions.parse(new String[] {"--peers", "redisson"});
+    assertThat(Peers.problems(named, List.of("memory", "postgres"))).containsExactly(
+        "--peers redisson runs on redis: add redis to --backends (with --start-local to start the"
+            + " installed redis-server)");
+    BenchOptions all = BenchOptions.parse(new String[] {"--peers", "all"});
+    assertThat(Peers.problems(all, List.of("postgres"))).isEmpty();
+    assertThat(Peers.skipped(all, List.of("postgres"))).extracting(RunResult.Skipped::name)
+        .containsExactly("peer redisson");
+  }
+
+  @Test
+  void shedlockKeepAliveRefusesATwoSecondTtlSoItRunsAtItsMinimum() {
+    PeerMechanism.Ttl t = PeerMechanism.SHEDLOCK_JDBC.fitTtl(java.time.Duration.ofSeconds(2));
+    assertThat(t.ttl()).isEqualTo(java.time.Duration.ofSeconds(30));
+    assertThat(t.note()).startsWith("ShedLock refuses TTL 2.00 s with keep-alive (\"")
+        .endsWith("measured at 30.00 s");
+    assertThat(PeerMechanism.REDISSON.fitTtl(java.time.Duration.ofSeconds(2)).note()).isEmpty();
+  }
 }

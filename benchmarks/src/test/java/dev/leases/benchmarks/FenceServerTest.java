@@ -46,4 +46,24 @@ class FenceServerTest {
       assertThat(fence.write(0, "a", 1).accepted()).isFalse();
     }
   }
+
+  @Test
+  void unfencedAcceptsEveryWriteAndNumbersTenuresByChangeOfWriter() throws Exception {
+    try (FenceServer fence = FenceServer.unfenced("t")) {
+      String[][] writes = {{"a", "1"}, {"a", "2"}, {"b", "1"}, {"a", "3"}, {"b", "2"}, {"b", "3"}};
+      for (String[] w : writes) {
+        assertThat(fence.write(0, w[0], Long.parseLong(w[1])).accepted()).isTrue();
+      }
+      assertThat(fence.events()).extracting(FenceServer.WriteEvent::token)
+          .containsExactly(1L, 1L, 2L, 3L, 4L, 4L);
+      // the one rule for stale writes: the old leader's writes after the successor's first one
+      GapAnalysis.Trial t = GapAnalysis.analyze("pause", 1, fence.events(), "a", 1,
+          GapAnalysis.UNKNOWN);
+      assertThat(t.newWorker()).isEqualTo("b");
+      assertThat(t.staleAttempts()).isEqualTo(1);
+      assertThat(t.staleAccepted()).isEqualTo(1);
+      assertThat(t.boundMs()).isNaN();
+      assertThat(GapAnalysis.sharedTokens(fence.events())).isEmpty();
+    }
+  }
 }
