@@ -6,6 +6,7 @@ import dev.leases.LeaseStoreUnavailableException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -59,7 +60,7 @@ final class ConsulCalls {
       return chain.proceed(chain.request());
     }
     int ms = d.remainingMillisForRequest();
-    d.http = chain.call();
+    d.http.add(chain.call());
     try {
       if (d.abandoned) {
         chain.call().cancel();
@@ -69,7 +70,7 @@ final class ConsulCalls {
           .withWriteTimeout(bound(chain.writeTimeoutMillis(), ms), TimeUnit.MILLISECONDS)
           .proceed(chain.request());
     } finally {
-      d.http = null;
+      d.http.remove(chain.call());
     }
   };
 
@@ -145,6 +146,11 @@ final class ConsulCalls {
    *     when too many calls are already running or waiting
    */
   <T> T run(String what, Callable<T> work) {
+    return run(what, timeout, work);
+  }
+
+  /** As {@link #run(String, Callable)}, bounded by {@code timeout} instead of the call timeout. */
+  <T> T run(String what, Duration timeout, Callable<T> work) {
     Deadline d = new Deadline(System.nanoTime() + timeout.toNanos());
     Future<T> future;
     try {
@@ -159,7 +165,7 @@ final class ConsulCalls {
           + " once are normal for this process", e);
     }
     try {
-      return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      return future.get(d.remainingNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       abandon(d, future);
       throw new LeaseStoreUnavailableException(what + ": " + target + " did not answer within "
@@ -171,6 +177,57 @@ final class ConsulCalls {
           + "; the outcome is unknown", e);
     } catch (ExecutionException e) {
       throw translate(what, e.getCause());
+    }
+  }
+
+  /**
+   * Runs every task of {@code tasks}, at most {@code width} at once: on this thread and on up to
+   * {@code width - 1} helpers from the pool, all under the deadline of the operation running on
+   * this thread (which must be one of this pool's). Helpers the pool cannot start at once are not
+   * waited for: this thread works through whatever is left. The first failure is rethrown after
+   * every started task has ended; tasks not started by then are skipped.
+   */
+  void inParallel(List<? extends Callable<?>> tasks, int width) throws Exception {
+    Deadline d = CURRENT.get();
+    java.util.Queue<Callable<?>> queue = new java.util.concurrent.ConcurrentLinkedQueue<>(tasks);
+    java.util.concurrent.atomic.AtomicReference<Exception> failure =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Runnable worker = () -> {
+      Callable<?> task;
+      while (failure.get() == null && (task = queue.poll()) != null) {
+        try {
+          task.call();
+        } catch (Exception e) {
+          failure.compareAndSet(null, e);
+        }
+      }
+    };
+    List<Future<?>> helpers = new java.util.ArrayList<>();
+    for (int i = 1; i < Math.min(width, tasks.size()); i++) {
+      try {
+        helpers.add(pool.submit(() -> d.runOnThisThread(() -> {
+          worker.run();
+          return null;
+        })));
+      } catch (RejectedExecutionException e) {
+        break; // the pool is busy: this thread does the rest
+      }
+    }
+    worker.run();
+    for (Future<?> h : helpers) {
+      if (!pool.remove((Runnable) h)) { // never started: nothing to wait for
+        try {
+          h.get(Math.max(1, d == null ? 1 : d.remainingNanos()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+          failure.compareAndSet(null, e.getCause() instanceof Exception x ? x : e);
+        } catch (TimeoutException e) {
+          failure.compareAndSet(null, new LeaseStoreUnavailableException("a part of this call"
+              + " did not end within its deadline; the outcome is unknown", e));
+        }
+      }
+    }
+    if (failure.get() != null) {
+      throw failure.get();
     }
   }
 
@@ -188,7 +245,8 @@ final class ConsulCalls {
   private static final class Deadline {
     final long deadlineNanos;
     volatile boolean abandoned;
-    volatile Call http;
+    /** The requests in flight: one per thread working for this operation. */
+    final java.util.Set<Call> http = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     Deadline(long deadlineNanos) {
       this.deadlineNanos = deadlineNanos;
@@ -222,10 +280,7 @@ final class ConsulCalls {
 
     void abandon() {
       abandoned = true;
-      Call c = http;
-      if (c != null) {
-        c.cancel();
-      }
+      http.forEach(Call::cancel);
     }
   }
 

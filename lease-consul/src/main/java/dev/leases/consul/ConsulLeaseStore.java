@@ -1,5 +1,6 @@
 package dev.leases.consul;
 
+import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
@@ -12,11 +13,20 @@ import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -40,30 +50,52 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Leases on Consul: one session per holder tenure, locking one KV key per lease, through the
- * kiwiproject {@code consul-client}.
+ * Leases on Consul: one session per (store, holder, TTL), shared by every name that holder
+ * acquires through this store with that TTL, locking one KV key per lease, through the kiwiproject
+ * {@code consul-client}.
  *
  * <h2>How a lease maps onto Consul</h2>
  * <ul>
- *   <li><b>Acquire</b> creates a session ({@code TTL} = the lease TTL in whole seconds,
- *       {@code LockDelay 0s}, {@code Behavior release}, {@code Name} = the holder id, and — for
- *       stores built from a URL — no node health checks; see {@link #builder(Consul)} for the
- *       caveat) and locks the key in one transaction: {@code check-not-exists} (or
- *       {@code delete-cas} of the unlocked key at the index just read) followed by {@code lock}. The key is therefore
- *       created afresh by every new tenure. A lost race rolls the transaction back; the session is
- *       destroyed and the call returns empty.
- *   <li><b>Renew</b> renews the session (Consul answers the session's TTL, which the grant reports)
- *       and then, in one transaction, {@code check-session} + {@code lock} with the same session,
- *       which rewrites the key's value (the renewal stamp) without changing its lock.
+ *   <li><b>The shared session</b> ({@code TTL} = the lease TTL in whole seconds, {@code LockDelay
+ *       0s}, {@code Behavior release}, {@code Name} = the holder id, and — for stores built from a
+ *       URL — no node health checks; see {@link #builder(Consul)} for the caveat) is created by the
+ *       holder's first new tenure and again whenever Consul no longer knows it. It is destroyed
+ *       when the last name on it is released (or a new tenure that needed it lost its race), and
+ *       on {@link #close()} if no name is left on it; a session that still carries names when the
+ *       store closes is left to expire, so that closing never ends a lease earlier than the
+ *       holder was promised.
+ *   <li><b>Acquire</b> locks the key with the shared session in one transaction:
+ *       {@code check-not-exists} (or {@code delete-cas} of the unlocked key at the index just read)
+ *       followed by {@code lock}; the key is therefore created afresh by every new tenure. Locking
+ *       a key does not extend a session, so the call also renews the session (or reuses a renewal
+ *       sent after it started) and the grant lasts the TTL from when that renewal was sent. A
+ *       holder with a session tries a name it does not hold without reading it first; a lost race
+ *       rolls the transaction back and the call returns empty.
+ *   <li><b>Renew</b> renews the session — one request for every renewal of this store that started
+ *       before it was sent, so concurrent renewals of one holder's names share it — and then, in
+ *       one transaction, {@code check-session} + {@code lock} with the same session, which
+ *       rewrites the key's value (the renewal stamp) without changing its lock. The check comes
+ *       after the renewal: a key deleted and then locked by another session is never reported as
+ *       renewed.
  *   <li><b>Release</b> is one transaction, {@code check-session} + {@code unlock}, leaving the key
- *       with a "released" record; then the session is destroyed.
+ *       with a "released" record.
+ *   <li><b>Batches</b> ({@link #acquireOrRenewAll}, {@link #releaseAll}) renew each session once,
+ *       read every key in one request and write in transactions of 32 names; see there.
  *   <li>The lock key is never written by a plain PUT: every write is a {@code lock} or
  *       {@code unlock} that carries the tenure's session, guarded in the same transaction.
  *   <li>{@code Behavior release}, not {@code delete}: when Consul invalidates a session it only
- *       unlocks the key, which keeps the tenure's token ({@code CreateIndex}) and record as
+ *       unlocks the keys, which keeps each tenure's token ({@code CreateIndex}) and record as
  *       evidence, so that an expired lease reads as EXPIRED (not FREE) and {@link #token} still
  *       answers.
  * </ul>
+ *
+ * <h2>Shared fate</h2>
+ * Every name a holder holds through this store with one TTL rides on one session. When Consul
+ * invalidates it (no renewal for up to 2 x TTL) or someone destroys it, <em>every</em> name on it
+ * is lost at once: Consul unlocks all their keys together, and the next grant of each is a new
+ * tenure with a larger token. Conversely, renewing any one of those names keeps all of them alive
+ * on Consul's side: release the names you no longer want rather than just stop renewing them.
+ * Each grant's own deadline is still that of the call that granted it.
  *
  * <h2>Fencing token: the key's {@code CreateIndex}</h2>
  * The token is the Raft index at which the tenure's transaction created the key. Raft indexes grow
@@ -125,14 +157,15 @@ import org.slf4j.LoggerFactory;
  *       number of threads, however many calls time out.
  *   <li>Renewing keeps the tenure's session, whose TTL Consul fixed when it was created: a renewal
  *       asking for another TTL gets the session's TTL, which the grant reports.
+ *   <li>Batches are bounded by one call timeout per {@value #NAMES_PER_CALL_TIMEOUT} names.
  *   <li>Reads use Consul's default consistency (answered by the leader). Decisions never rest on a
  *       read alone: every write is guarded inside its transaction.
  * </ul>
  *
  * <h2>Races, stated plainly</h2>
  * <ul>
- *   <li>Contenders for a free lease: each creates a session; Consul applies one transaction and
- *       rolls the others back, whose callers get empty (their sessions are destroyed).
+ *   <li>Contenders for a free lease: each sends its transaction on its holder's session; Consul
+ *       applies one and rolls the others back, whose callers get empty.
  *   <li>A renewal that times out has an unknown outcome and the holder must act as if it failed.
  *       If it lands late it only extends the holder's own session: its lock step is guarded by
  *       {@code check-session}, so it can never take the lease from a newer holder.
@@ -147,7 +180,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Thread-safe. Calls after {@link #close()} throw {@link LeaseStoreClosedException}; closing
- * releases nothing (leases expire) and destroys the Consul client only if the store created it.
+ * releases nothing (leases expire; sessions left without names are destroyed) and destroys the
+ * Consul client only if the store created it.
  */
 public final class ConsulLeaseStore implements LeaseStore {
 
@@ -160,6 +194,12 @@ public final class ConsulLeaseStore implements LeaseStore {
 
   /** Key prefix used unless {@link Builder#keyPrefix(String)} says otherwise. */
   public static final String DEFAULT_KEY_PREFIX = "leases";
+
+  /** A batch is bounded by one call timeout per this many names. */
+  static final int NAMES_PER_CALL_TIMEOUT = 1_000;
+
+  /** Transactions a batch has in flight at once. */
+  static final int PARALLEL_TXNS = 8;
 
   /** Bound on each call unless {@link Builder#callTimeout(Duration)} says otherwise. */
   public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(2);
@@ -181,6 +221,8 @@ public final class ConsulLeaseStore implements LeaseStore {
   private final KeyLayout keys;
   private final ConsulCalls calls;
   private final Map<Tenant, Tenure> tenures = new ConcurrentHashMap<>();
+  private final Map<SessionKey, Session> shared = new ConcurrentHashMap<>();
+  private final Object creating = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Object watchLock = new Object();
   private ReleaseWatches watches; // guarded by watchLock
@@ -188,8 +230,51 @@ public final class ConsulLeaseStore implements LeaseStore {
   /** A holder's claim on one lease name. */
   private record Tenant(String name, HolderId holder) {}
 
-  /** The session this store created (or adopted) for a tenant's current tenure. */
-  private record Tenure(String session, Duration ttl) {}
+  /** What a shared session is for: one holder, one TTL (as asked, rounded up). */
+  private record SessionKey(HolderId holder, Duration ttl) {}
+
+  /**
+   * A tenant's current tenure: the session locking its key and the key's {@code CreateIndex} (0
+   * while the locking transaction's outcome is unknown: the next renewal takes the key's).
+   */
+  private record Tenure(Session session, long token) {}
+
+  /**
+   * A Consul session this store uses: one it created and shares among a holder's names of one TTL
+   * ({@code key} non-null), or another store's session of the same holder, adopted for a name it
+   * locks ({@code key} null; never destroyed here, as other names may be on it).
+   */
+  private static final class Session {
+    final String id;
+    final SessionKey key;
+    volatile Duration ttl;
+    /** Names with a tenure on this session, attached before their lock is sent. */
+    final Set<String> names = ConcurrentHashMap.newKeySet();
+    boolean ended; // guarded by this
+    Renewal latest; // guarded by this
+
+    Session(String id, SessionKey key, Duration ttl) {
+      this.id = id;
+      this.key = key;
+      this.ttl = ttl;
+    }
+
+    /** Adds {@code batch} unless the session has ended. */
+    synchronized boolean attach(Collection<String> batch) {
+      if (ended) {
+        return false;
+      }
+      names.addAll(batch);
+      return true;
+    }
+  }
+
+  /** A session renewal (or the creation): when it was sent, and Consul's answer (empty: ended). */
+  private record Renewal(long sentNanos, long sentMillis,
+      CompletableFuture<Optional<Duration>> answer) {}
+
+  /** A renewal Consul answered: the session lives at least {@code ttl} after {@code sentMillis}. */
+  private record Renewed(Session session, long sentMillis, Duration ttl) {}
 
   private ConsulLeaseStore(Builder b, Consul consul, boolean ownsClient,
       SessionCreator sessionCreator) {
@@ -302,12 +387,16 @@ public final class ConsulLeaseStore implements LeaseStore {
   /**
    * Acquires or renews. A holder with a live tenure on this store (or whose session, named after
    * it, holds the key) renews: same token, the session's TTL. Otherwise, if the key is unlocked or
-   * absent, a new tenure starts with a new session and a larger token; if another session holds
-   * the key, the answer is empty without any write.
+   * absent, a new tenure starts on the holder's shared session (created if there is none) with a
+   * larger token; if another session holds the key, the answer is empty without any write.
    *
-   * <p>Races: two contenders for a free lease both create a session; Consul applies one
-   * transaction and rolls the other back (that caller gets empty). The grant's
-   * {@code expiresAt} is the time this call was sent plus the TTL, on this machine's wall clock.
+   * <p>Costs: a renewal is a session renewal (or one that another call of this store sent after
+   * this call started: concurrent renewals of one session share it) and one transaction; a new
+   * tenure on a live shared session the same renewal and one transaction; a refusal one read more.
+   *
+   * <p>Races: two contenders for a free lease both send their transaction; Consul applies one and
+   * rolls the other back (that caller gets empty). The grant's {@code expiresAt} is the time the
+   * session renewal it rests on was sent plus the TTL, on this machine's wall clock.
    *
    * @throws IllegalArgumentException also when the server refuses the TTL (below its
    *     {@code session_ttl_min})
@@ -320,112 +409,525 @@ public final class ConsulLeaseStore implements LeaseStore {
     ensureOpen();
     Duration rounded = TTL_RANGE.roundUp(ttl);
     return calls.run("acquireOrRenew('" + name + "')",
-        () -> doAcquireOrRenew(new Tenant(name, holder), rounded));
+        () -> doAcquireOrRenew(new Tenant(name, holder), rounded, System.nanoTime()));
   }
 
-  private Optional<LeaseGrant> doAcquireOrRenew(Tenant t, Duration ttl) {
+  private Optional<LeaseGrant> doAcquireOrRenew(Tenant t, Duration ttl, long started) {
     String key = keys.keyOf(t.name());
     Tenure mine = tenures.get(t);
     if (mine != null) {
-      Optional<LeaseGrant> renewed = renew(t, key, mine);
+      Optional<LeaseGrant> renewed = renew(t, key, mine, started);
       if (renewed.isPresent()) {
         return renewed;
+      }
+    } else if (shared.containsKey(new SessionKey(t.holder(), ttl))) {
+      // the holder has a session: a fresh name is one transaction, no read first
+      Optional<LeaseGrant> fresh = startTenure(t, key, null, ttl, started, false);
+      if (fresh.isPresent()) {
+        return fresh;
       }
     }
     Optional<Value> current = kv.getValue(key);
     Optional<String> lockedBy = current.flatMap(ConsulLeaseStore::sessionOf);
     if (lockedBy.isPresent()) {
       String session = lockedBy.get();
-      if (mine == null || !session.equals(mine.session())) {
-        Optional<Tenure> adopted = adoptable(session, current.get(), t.holder(), ttl);
-        if (adopted.isPresent()) {
-          tenures.put(t, adopted.get());
-          return renew(t, key, adopted.get());
+      Tenure now = tenures.get(t);
+      if (now == null || !session.equals(now.session().id)) {
+        Optional<Session> adopted = adoptable(session, current.get(), t.holder(), ttl);
+        if (adopted.isPresent() && adopted.get().attach(List.of(t.name()))) {
+          Tenure tenure = new Tenure(adopted.get(), current.get().getCreateIndex());
+          tenures.put(t, tenure);
+          return renew(t, key, tenure, started);
         }
       }
       return Optional.empty();
     }
-    return startTenure(t, key, current, ttl);
-  }
-
-  /** Renews {@code tenure}'s session, then restamps the key if that session still locks it. */
-  private Optional<LeaseGrant> renew(Tenant t, String key, Tenure tenure) {
-    long sent = System.currentTimeMillis();
-    Optional<SessionInfo> info;
-    try {
-      info = sessions.renewSession(tenure.session());
-    } catch (ConsulException e) {
-      if (e.getCode() != 404) {
-        throw e;
-      }
-      info = Optional.empty();
-    }
-    if (info.isEmpty()) { // invalidated: the tenure is over
-      tenures.remove(t, tenure);
-      return Optional.empty();
-    }
-    Duration granted = info.get().getTtl().flatMap(GoDuration::parse).orElse(tenure.ttl());
-    LeaseRecord record =
-        new LeaseRecord(LeaseRecord.State.HELD, t.holder(), tenure.session(), granted, sent);
-    Optional<Value> locked = transact(checkSession(key, tenure.session()),
-        lock(key, tenure.session(), record));
-    if (locked.isEmpty()) { // the key was deleted or is locked by another session
-      tenures.remove(t, tenure);
-      destroyQuietly(tenure.session());
-      return Optional.empty();
-    }
-    if (!granted.equals(tenure.ttl())) {
-      tenures.replace(t, tenure, new Tenure(tenure.session(), granted));
-    }
-    return Optional.of(grant(t, locked.get().getCreateIndex(), sent, granted));
-  }
-
-  /** A new session and, in one transaction, a freshly created key locked by it. */
-  private Optional<LeaseGrant> startTenure(Tenant t, String key, Optional<Value> current,
-      Duration ttl) {
-    Tenure stale = tenures.remove(t);
-    if (stale != null) {
-      destroyQuietly(stale.session());
-    }
-    ConsulCalls.ensureLive(); // an abandoned acquire must not start a tenure
-    long sent = System.currentTimeMillis();
-    String session = sessionCreator.create(t.holder(), ttl);
-    Tenure tenure = new Tenure(session, ttl);
-    // Remembered before the transaction: if its outcome is unknown, a retry renews this tenure.
-    tenures.put(t, tenure);
-    Operation guard = current.isPresent()
-        ? Operation.builder(Verb.DELETE_CHECK_AND_SET).key(key)
-            .index(BigInteger.valueOf(current.get().getModifyIndex())).build()
-        : ImmutableOperation.builder().verb("check-not-exists").key(key).build();
-    LeaseRecord record = new LeaseRecord(LeaseRecord.State.HELD, t.holder(), session, ttl, sent);
-    Optional<Value> locked = transact(guard, lock(key, session, record));
-    if (locked.isEmpty()) { // someone else changed the key since we read it
-      tenures.remove(t, tenure);
-      destroyQuietly(session);
-      return Optional.empty();
-    }
-    return Optional.of(grant(t, locked.get().getCreateIndex(), sent, ttl));
+    return startTenure(t, key, current, ttl, started, true);
   }
 
   /**
-   * Whether the session locking the key belongs to {@code holder}, created by another store of the
-   * same holder: the record names the holder and the session, named at creation, confirms it.
+   * Renews the tenure's session (or reuses a renewal sent after {@code started}), then, in one
+   * transaction, checks that the session still locks the key and restamps it; the tenure ends
+   * (and the answer is empty) if the session ended or no longer locks the key.
    */
-  private Optional<Tenure> adoptable(String session, Value current, HolderId holder,
+  private Optional<LeaseGrant> renew(Tenant t, String key, Tenure tenure, long started) {
+    Optional<Renewed> r = renewSession(tenure.session(), started);
+    if (r.isEmpty()) { // invalidated: every tenure on it is over
+      return Optional.empty();
+    }
+    String session = tenure.session().id;
+    LeaseRecord record = new LeaseRecord(LeaseRecord.State.HELD, t.holder(), session, r.get().ttl(),
+        r.get().sentMillis());
+    Optional<Value> locked = transact(checkSession(key, session), lock(key, session, record));
+    if (locked.isEmpty() || !sameTenure(tenure, locked.get())) {
+      // deleted, locked by another session, or recreated by a newer tenure of ours
+      detach(t, tenure, false);
+      return Optional.empty();
+    }
+    long token = locked.get().getCreateIndex();
+    if (tenure.token() == 0) {
+      tenures.replace(t, tenure, new Tenure(tenure.session(), token));
+    }
+    return Optional.of(grant(t, token, r.get()));
+  }
+
+  private static boolean sameTenure(Tenure tenure, Value v) {
+    return sessionOf(v).filter(tenure.session().id::equals).isPresent()
+        && (tenure.token() == 0 || v.getCreateIndex() == tenure.token());
+  }
+
+  /**
+   * A new tenure on the holder's shared session, in one transaction: {@code check-not-exists}
+   * (when {@code current} is null or empty) or {@code delete-cas} of the unlocked key at the index
+   * read, then {@code lock}. Empty when Consul rolled it back (someone else changed the key);
+   * {@code last} says whether this is the call's last attempt (then a session left without names
+   * is destroyed).
+   */
+  private Optional<LeaseGrant> startTenure(Tenant t, String key, Optional<Value> current,
+      Duration ttl, long started, boolean last) {
+    Tenure stale = tenures.get(t);
+    if (stale != null) {
+      detach(t, stale, false);
+    }
+    Renewed live = sharedSession(t.holder(), ttl, started, List.of(t.name()));
+    Tenure tenure = new Tenure(live.session(), 0);
+    // Remembered before the transaction: if its outcome is unknown, a retry renews this tenure.
+    tenures.put(t, tenure);
+    LeaseRecord record = new LeaseRecord(LeaseRecord.State.HELD, t.holder(), live.session().id,
+        live.ttl(), live.sentMillis());
+    Optional<Value> locked = transact(guard(key, current == null ? null : current.orElse(null)),
+        lock(key, live.session().id, record));
+    if (locked.isEmpty()) { // someone else changed the key since we read it
+      detach(t, tenure, last);
+      return Optional.empty();
+    }
+    long token = locked.get().getCreateIndex();
+    tenures.replace(t, tenure, new Tenure(live.session(), token));
+    return Optional.of(grant(t, token, live));
+  }
+
+  /** {@code check-not-exists} for an absent key, else {@code delete-cas} at its index. */
+  private static Operation guard(String key, Value current) {
+    return current != null
+        ? Operation.builder(Verb.DELETE_CHECK_AND_SET).key(key)
+            .index(BigInteger.valueOf(current.getModifyIndex())).build()
+        : ImmutableOperation.builder().verb("check-not-exists").key(key).build();
+  }
+
+  /**
+   * The holder's shared session for {@code ttl}, created if there is none (or it ended), with
+   * {@code names} attached, and a renewal of it sent after {@code started} (its creation counts):
+   * locking a key does not extend a session, so a new tenure needs one too.
+   */
+  private Renewed sharedSession(HolderId holder, Duration ttl, long started,
+      Collection<String> names) {
+    SessionKey k = new SessionKey(holder, ttl);
+    for (int attempt = 0; attempt < 3; attempt++) {
+      Session s = shared.get(k);
+      if (s == null) {
+        synchronized (creating) {
+          s = shared.get(k);
+          if (s == null) {
+            ConsulCalls.ensureLive(); // an abandoned call creates no session
+            long sentNanos = System.nanoTime();
+            long sentMillis = System.currentTimeMillis();
+            s = new Session(sessionCreator.create(holder, ttl), k, ttl);
+            synchronized (s) {
+              s.latest = new Renewal(sentNanos, sentMillis,
+                  CompletableFuture.completedFuture(Optional.of(ttl)));
+            }
+            shared.put(k, s);
+          }
+        }
+      }
+      if (!s.attach(names)) {
+        shared.remove(k, s); // ended (destroyed or invalidated): make a new one
+        continue;
+      }
+      Optional<Renewed> r = renewSession(s, started);
+      if (r.isPresent()) {
+        return r.get();
+      }
+    }
+    throw new LeaseStoreUnavailableException("the holder's Consul session for " + ttl + " ended"
+        + " three times while this call started a tenure on it; try again", null);
+  }
+
+  /**
+   * Renews {@code s} once for every call that started before the request is sent: a call reuses a
+   * renewal of the same session sent after it started (in flight or answered), so concurrent
+   * renewals of one session cost one request. Empty when Consul no longer knows the session: every
+   * tenure on it is then over.
+   */
+  private Optional<Renewed> renewSession(Session s, long started) {
+    Renewal r;
+    boolean send = false;
+    synchronized (s) {
+      r = s.latest;
+      if (r == null || r.sentNanos() - started < 0 || r.answer().isCompletedExceptionally()) {
+        ConsulCalls.ensureLive();
+        r = new Renewal(System.nanoTime(), System.currentTimeMillis(), new CompletableFuture<>());
+        s.latest = r;
+        send = true;
+      }
+    }
+    Optional<Duration> answer;
+    if (send) {
+      try {
+        answer = sessions.renewSession(s.id)
+            .map(info -> info.getTtl().flatMap(GoDuration::parse).orElse(s.ttl));
+      } catch (ConsulException e) {
+        if (e.getCode() != 404) {
+          r.answer().completeExceptionally(e);
+          throw e;
+        }
+        answer = Optional.empty();
+      } catch (RuntimeException e) {
+        r.answer().completeExceptionally(e);
+        throw e;
+      }
+      r.answer().complete(answer);
+    } else {
+      answer = await(r.answer(), "renewal of session " + s.id);
+    }
+    if (answer.isEmpty()) {
+      sessionEnded(s);
+      return Optional.empty();
+    }
+    s.ttl = answer.get();
+    return Optional.of(new Renewed(s, r.sentMillis(), answer.get()));
+  }
+
+  private <T> T await(CompletableFuture<T> f, String what) {
+    try {
+      return f.get(Math.max(1, ConsulCalls.remainingNanos()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      throw new LeaseStoreUnavailableException(what + ": " + calls.target()
+          + " did not answer within " + calls.timeout() + "; the outcome is unknown", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreUnavailableException(what + ": interrupted", e);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof RuntimeException re ? re
+          : new LeaseStoreUnavailableException(what + " failed: " + e.getCause(), e.getCause());
+    }
+  }
+
+  /** Consul no longer knows {@code s}: every tenure on it is over. */
+  private void sessionEnded(Session s) {
+    synchronized (s) {
+      s.ended = true;
+      s.names.clear();
+    }
+    if (s.key != null) {
+      shared.remove(s.key, s);
+    }
+    tenures.values().removeIf(tn -> tn.session() == s);
+  }
+
+  /**
+   * Ends {@code t}'s tenure here; with {@code destroyIfEmpty}, destroys the store's own session
+   * once no name is left on it (after a release, or a failed last attempt to start a tenure).
+   */
+  private void detach(Tenant t, Tenure tenure, boolean destroyIfEmpty) {
+    tenures.remove(t, tenure);
+    Session s = tenure.session();
+    boolean destroy = false;
+    synchronized (s) {
+      Tenure now = tenures.get(t);
+      if (now == null || now.session() != s) {
+        s.names.remove(t.name());
+      }
+      if (destroyIfEmpty && s.key != null && s.names.isEmpty() && !s.ended) {
+        s.ended = true;
+        destroy = true;
+      }
+    }
+    if (destroy) {
+      shared.remove(s.key, s);
+      destroyQuietly(s.id);
+    }
+  }
+
+  /**
+   * The session locking the key, if it belongs to {@code holder}: one of this store's own, or one
+   * that another store of the same holder created (the record names the holder and the session,
+   * named at creation, confirms it).
+   */
+  private Optional<Session> adoptable(String session, Value current, HolderId holder,
       Duration ttl) {
+    for (Session s : shared.values()) {
+      if (s.id.equals(session) && s.key.holder().equals(holder)) {
+        return Optional.of(s);
+      }
+    }
     LeaseRecord record = recordOf(current);
     if (record == null || !record.holder().equals(holder)) {
       return Optional.empty();
     }
     return sessions.getSessionInfo(session)
         .filter(info -> info.getName().filter(holder.value()::equals).isPresent())
-        .map(info -> new Tenure(session, info.getTtl().flatMap(GoDuration::parse).orElse(ttl)));
+        .map(info -> new Session(session, null,
+            info.getTtl().flatMap(GoDuration::parse).orElse(ttl)));
+  }
+
+  /**
+   * Acquires or renews a batch natively, each name exactly as {@link #acquireOrRenew} would:
+   * <ol>
+   *   <li>renews the sessions the holder's tenures in the batch are on (one request per session,
+   *       usually one; shared with concurrent calls as in the single call);
+   *   <li>reads every key of the batch in one request (a recursive read of their longest common
+   *       key prefix; it also returns any other key under that prefix): this is the check that each
+   *       renewed name is still locked by its session, and tells the rest apart;
+   *   <li>starts the new tenures on the holder's shared session in transactions of
+   *       {@value ConsulTxn#MAX_OPS} operations (32 names); a transaction that Consul rolls back
+   *       names the name that lost a race, which is settled by a single call while the
+   *       transaction is sent again without it;
+   *   <li>refusals carry who holds the name and until when ({@code heldBy}), from that read and
+   *       one read of the sessions.
+   * </ol>
+   * Renewals in a batch do not rewrite the keys (that would cost a write per 32 names): the stamp
+   * that {@link #inspect} estimates the expiry from stays the last single call's, so for names
+   * renewed only by batches it reads as overdue ("look again in a second") while still HELD.
+   * Names this holder may hold through another store are settled by single calls.
+   */
+  @Override
+  public Map<String, AcquireResult> acquireOrRenewAll(Collection<String> names, HolderId holder,
+      Duration ttl) {
+    List<String> checked = LeaseArguments.requireNames(names);
+    Objects.requireNonNull(holder, "holder must not be null");
+    TTL_RANGE.check(ttl);
+    ensureOpen();
+    if (checked.isEmpty()) {
+      return Map.of();
+    }
+    Duration rounded = TTL_RANGE.roundUp(ttl);
+    Map<String, AcquireResult> answers = calls.run("acquireOrRenewAll(" + checked.size()
+        + " names)", batchTimeout(checked.size()), () -> doAcquireAll(checked, holder, rounded, System.nanoTime()));
+    Map<String, AcquireResult> ordered = new LinkedHashMap<>();
+    for (String n : checked) {
+      ordered.put(n, answers.get(n));
+    }
+    return Collections.unmodifiableMap(ordered);
+  }
+
+  /**
+   * The bound on a batch: one call timeout per {@value #NAMES_PER_CALL_TIMEOUT} names (started),
+   * since a batch writes one transaction per 32 new or released names.
+   */
+  private Duration batchTimeout(int names) {
+    return calls.timeout().multipliedBy(Math.max(1, (names + NAMES_PER_CALL_TIMEOUT - 1)
+        / NAMES_PER_CALL_TIMEOUT));
+  }
+
+  private Map<String, AcquireResult> doAcquireAll(List<String> names, HolderId holder,
+      Duration ttl, long started) throws Exception {
+    Map<String, AcquireResult> results = new ConcurrentHashMap<>();
+    Map<Session, Optional<Renewed>> renewals = new IdentityHashMap<>();
+    for (String n : names) {
+      Tenure tn = tenures.get(new Tenant(n, holder));
+      if (tn != null && !renewals.containsKey(tn.session())) {
+        renewals.put(tn.session(), renewSession(tn.session(), started));
+      }
+    }
+    Map<String, Value> current = new ConcurrentHashMap<>(readKeys(names));
+    List<String> fresh = new ArrayList<>();
+    List<String> refused = new ArrayList<>();
+    List<String> single = new ArrayList<>();
+    for (String n : names) {
+      Tenant t = new Tenant(n, holder);
+      Value v = current.get(keys.keyOf(n));
+      Tenure tn = tenures.get(t);
+      if (tn != null) {
+        Optional<Renewed> r = renewals.get(tn.session());
+        if (r == null) { // a tenure that another call started meanwhile
+          single.add(n);
+          continue;
+        }
+        if (r.isPresent() && v != null && sameTenure(tn, v)) {
+          if (tn.token() == 0) {
+            tenures.replace(t, tn, new Tenure(tn.session(), v.getCreateIndex()));
+          }
+          results.put(n, new AcquireResult.Granted(grant(t, v.getCreateIndex(), r.get())));
+          continue;
+        }
+        detach(t, tn, false);
+      }
+      if (v == null || sessionOf(v).isEmpty()) {
+        fresh.add(n);
+      } else if (recordOf(v) != null && recordOf(v).holder().equals(holder)) {
+        single.add(n); // perhaps this holder's through another store: adopted by the single call
+      } else {
+        refused.add(n);
+      }
+    }
+    if (!fresh.isEmpty()) {
+      for (String n : startTenures(fresh, current, holder, ttl, started, results)) {
+        Value v = current.get(keys.keyOf(n));
+        boolean other = v != null && sessionOf(v).isPresent() && (recordOf(v) == null
+            || !recordOf(v).holder().equals(holder));
+        (other ? refused : single).add(n);
+      }
+    }
+    if (!refused.isEmpty()) {
+      Map<String, SessionInfo> infos = new HashMap<>();
+      for (SessionInfo info : sessions.listSessions()) {
+        infos.put(info.getId(), info);
+      }
+      for (String n : refused) {
+        Value v = current.get(keys.keyOf(n));
+        SessionInfo info = infos.get(sessionOf(v).orElseThrow());
+        results.put(n, new AcquireResult.Refused(n,
+            info == null ? Optional.empty() : Optional.of(held(n, v, info))));
+      }
+    }
+    for (String n : single) {
+      Optional<LeaseGrant> g = doAcquireOrRenew(new Tenant(n, holder), ttl, started);
+      results.put(n, g.<AcquireResult>map(AcquireResult.Granted::new)
+          .orElseGet(() -> AcquireResult.Refused.unexplained(n)));
+    }
+    return results;
+  }
+
+  /**
+   * Starts tenures for {@code fresh} (absent or unlocked at the read), 32 names per transaction,
+   * {@value #PARALLEL_TXNS} transactions at once (Consul commits concurrent ones together). When
+   * Consul rolls one back, its names are read again: those now locked are returned (with
+   * {@code current} updated) for the caller to settle, the others are sent again with the index
+   * just read.
+   */
+  private List<String> startTenures(List<String> fresh, Map<String, Value> current,
+      HolderId holder, Duration ttl, long started, Map<String, AcquireResult> results)
+      throws Exception {
+    Renewed live = sharedSession(holder, ttl, started, fresh);
+    String session = live.session().id;
+    String record = new LeaseRecord(LeaseRecord.State.HELD, holder, session, live.ttl(),
+        live.sentMillis()).encode();
+    List<String> taken = Collections.synchronizedList(new ArrayList<>());
+    inChunks(fresh, chunk ->
+        startChunk(new ArrayList<>(chunk), current, holder, live, record, results, taken));
+    return taken;
+  }
+
+  /** Runs {@code each} on every run of 32 names, {@value #PARALLEL_TXNS} at once. */
+  private void inChunks(List<String> names, java.util.function.Consumer<List<String>> each)
+      throws Exception {
+    List<Callable<Void>> chunks = new ArrayList<>();
+    int perTxn = ConsulTxn.MAX_OPS / 2;
+    for (int from = 0; from < names.size(); from += perTxn) {
+      List<String> chunk = names.subList(from, Math.min(names.size(), from + perTxn));
+      chunks.add(() -> {
+        each.accept(chunk);
+        return null;
+      });
+    }
+    calls.inParallel(chunks, PARALLEL_TXNS);
+  }
+
+  private void startChunk(List<String> pending, Map<String, Value> current, HolderId holder,
+      Renewed live, String record, Map<String, AcquireResult> results, List<String> taken) {
+    String session = live.session().id;
+    Map<String, Tenure> mine = new HashMap<>();
+    for (String n : pending) {
+      Tenure tn = new Tenure(live.session(), 0);
+      tenures.put(new Tenant(n, holder), tn); // an unknown outcome: the next call renews
+      mine.put(n, tn);
+    }
+    while (!pending.isEmpty()) {
+      Operation[] ops = new Operation[2 * pending.size()];
+      for (int i = 0; i < pending.size(); i++) {
+        String key = keys.keyOf(pending.get(i));
+        ops[2 * i] = guard(key, current.get(key));
+        ops[2 * i + 1] = Operation.builder(Verb.LOCK).key(key).session(session).value(record)
+            .build();
+      }
+      ConsulTxn.Outcome o = ConsulTxn.attempt(kv, ops);
+      if (o.committed()) {
+        Map<String, Value> locked = new HashMap<>();
+        for (Map<String, Value> result : o.response().results()) {
+          Value v = result.get("KV");
+          if (v != null) {
+            locked.put(v.getKey(), v);
+          }
+        }
+        for (String n : pending) {
+          Value v = locked.get(keys.keyOf(n));
+          if (v == null) {
+            throw new LeaseStoreUnavailableException("Consul committed a lock transaction"
+                + " without the entry of " + keys.keyOf(n) + ": " + o.response(), null);
+          }
+          Tenant t = new Tenant(n, holder);
+          tenures.replace(t, mine.get(n), new Tenure(live.session(), v.getCreateIndex()));
+          results.put(n, new AcquireResult.Granted(grant(t, v.getCreateIndex(), live)));
+        }
+        return;
+      }
+      // lost a race for some name: read the chunk again and drop what is locked now
+      Map<String, Value> again = readKeys(pending);
+      List<String> drop = new ArrayList<>();
+      for (String n : pending) {
+        String key = keys.keyOf(n);
+        Value v = again.get(key);
+        Value before = current.get(key);
+        if (v == null) {
+          current.remove(key);
+        } else {
+          current.put(key, v);
+        }
+        if (v != null && sessionOf(v).isPresent()) {
+          drop.add(n);
+        } else if (o.failedOp() / 2 == pending.indexOf(n) && o.failedOp() >= 0
+            && Objects.equals(before == null ? null : before.getModifyIndex(),
+                v == null ? null : v.getModifyIndex())) {
+          drop.add(n); // failed, yet unchanged: let a single call settle it
+        }
+      }
+      if (drop.isEmpty()) { // Consul did not say which, and nothing changed: settle one by one
+        drop.addAll(pending);
+      }
+      for (String n : drop) {
+        pending.remove(n);
+        detach(new Tenant(n, holder), mine.get(n), false);
+        taken.add(n);
+      }
+    }
+  }
+
+  /**
+   * Every key of {@code names} that exists, read in one request: a recursive read of their
+   * longest common key prefix (which also returns the other keys under it, ignored).
+   */
+  private Map<String, Value> readKeys(Collection<String> names) {
+    Set<String> wanted = new HashSet<>();
+    String prefix = null;
+    for (String n : names) {
+      String key = keys.keyOf(n);
+      wanted.add(key);
+      prefix = prefix == null ? key : commonPrefix(prefix, key);
+    }
+    Map<String, Value> found = new HashMap<>();
+    for (Value v : kv.getValues(prefix)) {
+      if (wanted.contains(v.getKey())) {
+        found.put(v.getKey(), v);
+      }
+    }
+    return found;
+  }
+
+  private static String commonPrefix(String a, String b) {
+    int i = 0;
+    int max = Math.min(a.length(), b.length());
+    while (i < max && a.charAt(i) == b.charAt(i)) {
+      i++;
+    }
+    return a.substring(0, i);
   }
 
   /**
    * Releases in one transaction ({@code check-session} + {@code unlock}, leaving a "released"
-   * record that keeps the token), then destroys the session. Followers' blocking queries return
-   * at once. False when the holder's session no longer locks the key (expired, taken, deleted).
+   * record that keeps the token); the holder's shared session is destroyed once no name is left
+   * on it. Followers' blocking queries return at once. False when the holder's session no longer
+   * locks the key (expired, taken, deleted).
    */
   @Override
   public boolean release(String name, HolderId holder) {
@@ -444,21 +946,110 @@ public final class ConsulLeaseStore implements LeaseStore {
       if (lockedBy.isEmpty()) {
         return false;
       }
-      Optional<Tenure> adopted =
+      Optional<Session> adopted =
           adoptable(lockedBy.get(), current.get(), t.holder(), TTL_RANGE.min());
       if (adopted.isEmpty()) {
         return false;
       }
-      tenure = adopted.get();
+      tenure = new Tenure(adopted.get(), current.get().getCreateIndex());
     }
-    LeaseRecord record = new LeaseRecord(LeaseRecord.State.RELEASED, t.holder(), tenure.session(),
-        tenure.ttl(), System.currentTimeMillis());
-    Optional<Value> unlocked = transact(checkSession(key, tenure.session()),
-        Operation.builder(Verb.UNLOCK).key(key).session(tenure.session()).value(record.encode())
-            .build());
-    tenures.remove(t, tenure);
-    destroyQuietly(tenure.session());
+    String session = tenure.session().id;
+    Optional<Value> unlocked = transact(checkSession(key, session), unlock(key, t.holder(),
+        tenure.session()));
+    detach(t, tenure, true);
     return unlocked.isPresent();
+  }
+
+  /** Releases one chunk of names with tenures here; names whose tenure ended go to {@code gone}. */
+  private void releaseChunk(List<String> names, HolderId holder, Map<String, Boolean> results,
+      List<String> gone) {
+    List<String> pending = new ArrayList<>();
+    Map<String, Tenure> chunk = new HashMap<>();
+    for (String n : names) {
+      Tenure tn = tenures.get(new Tenant(n, holder));
+      if (tn == null) {
+        gone.add(n); // ended meanwhile
+      } else {
+        pending.add(n);
+        chunk.put(n, tn);
+      }
+    }
+    while (!pending.isEmpty()) {
+      Operation[] ops = new Operation[2 * pending.size()];
+      for (int i = 0; i < pending.size(); i++) {
+        String key = keys.keyOf(pending.get(i));
+        Session s = chunk.get(pending.get(i)).session();
+        ops[2 * i] = checkSession(key, s.id);
+        ops[2 * i + 1] = unlock(key, holder, s);
+      }
+      ConsulTxn.Outcome o = ConsulTxn.attempt(kv, ops);
+      if (o.committed()) {
+        pending.forEach(n -> results.put(n, true));
+        break;
+      }
+      if (o.failedOp() < 0 || o.failedOp() / 2 >= pending.size()) {
+        for (String n : pending) { // Consul did not say which: one at a time
+          results.put(n, doRelease(new Tenant(n, holder)));
+        }
+        break;
+      }
+      results.put(pending.remove(o.failedOp() / 2), false);
+    }
+    chunk.forEach((n, tn) -> detach(new Tenant(n, holder), tn, true));
+  }
+
+  private static Operation unlock(String key, HolderId holder, Session s) {
+    LeaseRecord record = new LeaseRecord(LeaseRecord.State.RELEASED, holder, s.id, s.ttl,
+        System.currentTimeMillis());
+    return Operation.builder(Verb.UNLOCK).key(key).session(s.id).value(record.encode()).build();
+  }
+
+  /**
+   * Releases a batch natively, each name exactly as {@link #release} would: the names this store
+   * has a tenure for in transactions of 32 ({@code check-session} + {@code unlock} each; a name
+   * whose check fails was not held and answers false, and the transaction is sent again without
+   * it), the others after one read of their keys (only those locked by a session whose record
+   * names the holder need a single call). Sessions left without names are destroyed.
+   */
+  @Override
+  public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
+    List<String> checked = LeaseArguments.requireNames(names);
+    Objects.requireNonNull(holder, "holder must not be null");
+    ensureOpen();
+    if (checked.isEmpty()) {
+      return Map.of();
+    }
+    Map<String, Boolean> answers = calls.run("releaseAll(" + checked.size() + " names)",
+        batchTimeout(checked.size()), () -> doReleaseAll(checked, holder));
+    Map<String, Boolean> ordered = new LinkedHashMap<>();
+    for (String n : checked) {
+      ordered.put(n, answers.get(n));
+    }
+    return Collections.unmodifiableMap(ordered);
+  }
+
+  private Map<String, Boolean> doReleaseAll(List<String> names, HolderId holder)
+      throws Exception {
+    Map<String, Boolean> results = new ConcurrentHashMap<>();
+    List<String> held = new ArrayList<>();
+    List<String> others = new ArrayList<>();
+    for (String n : names) {
+      (tenures.containsKey(new Tenant(n, holder)) ? held : others).add(n);
+    }
+    List<String> gone = Collections.synchronizedList(new ArrayList<>());
+    inChunks(held, chunk -> releaseChunk(chunk, holder, results, gone));
+    others.addAll(gone);
+    if (!others.isEmpty()) {
+      Map<String, Value> current = readKeys(others);
+      for (String n : others) {
+        Value v = current.get(keys.keyOf(n));
+        LeaseRecord record = v == null ? null : recordOf(v);
+        boolean maybeOurs = v != null && sessionOf(v).isPresent() && record != null
+            && record.holder().equals(holder);
+        results.put(n, maybeOurs && doRelease(new Tenant(n, holder)));
+      }
+    }
+    return results;
   }
 
   /**
@@ -552,22 +1143,30 @@ public final class ConsulLeaseStore implements LeaseStore {
         }
         return new LeaseState.Free(name, token);
       }
-      String session = lockedBy.get();
-      Optional<SessionInfo> info = sessions.getSessionInfo(session);
+      Optional<SessionInfo> info = sessions.getSessionInfo(lockedBy.get());
       if (info.isEmpty()) {
         continue; // the session ended between the two reads; Consul has unlocked the key by now
       }
-      boolean ours = record != null && record.session().equals(session);
-      HolderId holder = holderOf(info.get(), ours ? record : null, session);
-      Duration ttl = info.get().getTtl().flatMap(GoDuration::parse)
-          .orElse(ours ? record.ttl() : null);
-      long now = System.currentTimeMillis();
-      Duration remaining = remaining(ours ? record.stampMillis() : null, ttl, now);
-      return new LeaseState.Held(name, holder, token, Instant.ofEpochMilli(now).plus(remaining),
-          remaining);
+      return held(name, v, info.get());
     }
     throw new LeaseStoreUnavailableException("inspect('" + name + "'): key " + key + " stayed"
         + " locked by sessions that Consul does not know; try again", null);
+  }
+
+  /**
+   * HELD, for key {@code v} locked by the session {@code info}: the holder is the session's name,
+   * the expiry an estimate from the record's stamp (see the class comment).
+   */
+  private static LeaseState.Held held(String name, Value v, SessionInfo info) {
+    String session = info.getId();
+    LeaseRecord record = recordOf(v);
+    boolean ours = record != null && record.session().equals(session);
+    HolderId holder = holderOf(info, ours ? record : null, session);
+    Duration ttl = info.getTtl().flatMap(GoDuration::parse).orElse(ours ? record.ttl() : null);
+    long now = System.currentTimeMillis();
+    Duration remaining = remaining(ours ? record.stampMillis() : null, ttl, now);
+    return new LeaseState.Held(name, holder, v.getCreateIndex(),
+        Instant.ofEpochMilli(now).plus(remaining), remaining);
   }
 
   /**
@@ -650,6 +1249,16 @@ public final class ConsulLeaseStore implements LeaseStore {
         watches.close();
       }
     }
+    for (Session s : shared.values()) { // sessions with names stay: their leases expire
+      boolean empty;
+      synchronized (s) {
+        empty = s.names.isEmpty() && !s.ended;
+        s.ended |= empty;
+      }
+      if (empty) {
+        destroyQuietly(s.id);
+      }
+    }
     calls.close();
     if (ownsClient) {
       consul.destroy(); // also cancels the watches' blocking queries in flight
@@ -694,9 +1303,10 @@ public final class ConsulLeaseStore implements LeaseStore {
     return Operation.builder(Verb.LOCK).key(key).session(session).value(record.encode()).build();
   }
 
-  private LeaseGrant grant(Tenant t, long token, long sentMillis, Duration ttl) {
-    return new LeaseGrant(t.name(), t.holder(), token, Instant.ofEpochMilli(sentMillis).plus(ttl),
-        ttl);
+  /** A grant that lasts the session's TTL from when the renewal it rests on was sent. */
+  private static LeaseGrant grant(Tenant t, long token, Renewed r) {
+    return new LeaseGrant(t.name(), t.holder(), token,
+        Instant.ofEpochMilli(r.sentMillis()).plus(r.ttl()), r.ttl());
   }
 
   private void destroyQuietly(String session) {

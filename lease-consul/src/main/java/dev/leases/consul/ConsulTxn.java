@@ -2,6 +2,8 @@ package dev.leases.consul;
 
 import dev.leases.LeaseStoreUnavailableException;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.kiwiproject.consul.ConsulException;
 import org.kiwiproject.consul.KeyValueClient;
 import org.kiwiproject.consul.model.kv.Operation;
@@ -10,7 +12,46 @@ import org.kiwiproject.consul.model.kv.TxResponse;
 /** One Consul KV transaction ({@code PUT /v1/txn}), all of its operations or none. */
 final class ConsulTxn {
 
+  /**
+   * Operations per transaction that a batch sends at most. Consul 1.22 refuses more than 128
+   * ({@code maxTxnOps} in its {@code agent/txn_endpoint.go}, not configurable); older servers
+   * refused more than 64, so batches stay within 64 to work with both.
+   */
+  static final int MAX_OPS = 64;
+
+  private static final Pattern OP_INDEX = Pattern.compile("\"OpIndex\"\\s*:\\s*(\\d+)");
+
   private ConsulTxn() {}
+
+  /**
+   * The transaction's answer, or, when Consul rolled it back, the index of the operation that
+   * failed (Consul stops at the first; -1 if its answer did not say).
+   */
+  record Outcome(TxResponse response, int failedOp) {
+    boolean committed() {
+      return response != null;
+    }
+  }
+
+  /** As {@link #perform}, saying which operation failed when Consul rolled the transaction back. */
+  static Outcome attempt(KeyValueClient kv, Operation... ops) {
+    ConsulCalls.ensureLive();
+    try {
+      TxResponse response = kv.performTransaction(ops).getResponse();
+      if (response == null) {
+        throw new LeaseStoreUnavailableException("Consul answered a transaction without a body;"
+            + " its outcome is unknown", null);
+      }
+      return new Outcome(response, -1);
+    } catch (ConsulException e) {
+      String message = String.valueOf(e.getMessage());
+      if (e.getCode() == 409 && !message.contains("Permission denied")) {
+        Matcher m = OP_INDEX.matcher(message);
+        return new Outcome(null, m.find() ? Integer.parseInt(m.group(1)) : -1);
+      }
+      throw e;
+    }
+  }
 
   /**
    * Runs {@code ops} as one transaction, unless the call running on this thread has been abandoned
@@ -23,19 +64,6 @@ final class ConsulTxn {
    *     the same 409 status, and it must not pass for a lost race)
    */
   static Optional<TxResponse> perform(KeyValueClient kv, Operation... ops) {
-    ConsulCalls.ensureLive(); // an abandoned call writes nothing more
-    try {
-      TxResponse response = kv.performTransaction(ops).getResponse();
-      if (response == null) {
-        throw new LeaseStoreUnavailableException("Consul answered a transaction without a body;"
-            + " its outcome is unknown", null);
-      }
-      return Optional.of(response);
-    } catch (ConsulException e) {
-      if (e.getCode() == 409 && !String.valueOf(e.getMessage()).contains("Permission denied")) {
-        return Optional.empty();
-      }
-      throw e;
-    }
+    return Optional.ofNullable(attempt(kv, ops).response()); // an abandoned call writes nothing
   }
 }

@@ -75,7 +75,7 @@ class ConsulFaultsTest {
       resource.write(ta, "a-1");
       b.start();
       await("b has read the lease's expiry").atMost(Duration.ofSeconds(5))
-          .until(() -> bStore.inspects() > 0);
+          .until(() -> bStore.expiryReads() > 0);
       assertThat(b.currentToken()).isZero();
 
       if (fault.equals("cut")) {

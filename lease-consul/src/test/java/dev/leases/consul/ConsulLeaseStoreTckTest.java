@@ -113,6 +113,22 @@ class ConsulLeaseStoreTckTest extends LeaseStoreTck {
     return true;
   }
 
+  /**
+   * Destroys the session that locks {@code name}'s key ({@code PUT /v1/session/destroy}), as an
+   * operator or Consul's own invalidation would: every name the holder locked with that session
+   * is lost with it (Behavior release unlocks them all).
+   */
+  @Override
+  protected boolean endSharedFate(String name) {
+    com.fasterxml.jackson.databind.JsonNode entry = RawHttp.get(url, "/v1/kv/" + layout.keyOf(name));
+    if (entry == null || !entry.get(0).hasNonNull("Session")) {
+      throw new AssertionError("'" + name + "' is not locked by any session: " + entry);
+    }
+    String session = entry.get(0).get("Session").asText();
+    RawHttp.put(url, "/v1/session/destroy/" + session, "");
+    return true;
+  }
+
   /** An operator's {@code consul kv delete} of the lease key, locked or not. */
   @Override
   protected void deleteOutOfBand(String name) {

@@ -32,6 +32,11 @@ final class RawHttp {
     return call(baseUrl, "PUT", path, body, token);
   }
 
+  /** {@code method} on {@code path} without a body; the parsed JSON answer, or null on 404. */
+  static JsonNode call(String baseUrl, String method, String path) {
+    return call(baseUrl, method, path, null, null);
+  }
+
   private static JsonNode call(String baseUrl, String method, String path, String body,
       String token) {
     try {

@@ -1,0 +1,178 @@
+package dev.leases.consul;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.leases.AcquireResult;
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One session per (store, holder, TTL): a batch shares it, one renewal keeps every name alive,
+ * ending it loses every name at once, and no session outlives the names on it. Requests are
+ * counted by an HTTP proxy in front of the shared agent ({@link CountingHttpProxy}).
+ */
+class ConsulSharedSessionTest {
+
+  private static final Duration TTL = Duration.ofSeconds(30);
+
+  private static List<String> names(int n) {
+    String base = "shared-" + UUID.randomUUID() + "-";
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      names.add(base + i);
+    }
+    return names;
+  }
+
+  private static String url() {
+    return ConsulServers.sharedUrl();
+  }
+
+  private static int sessionsNamed(HolderId holder) {
+    int n = 0;
+    for (JsonNode s : RawHttp.get(url(), "/v1/session/list")) {
+      if (s.get("Name").asText().equals(holder.value())) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private static String sessionOf(ConsulLeaseStore s, String name) {
+    JsonNode e = RawHttp.get(url(), "/v1/kv/" + s.keyOf(name));
+    return e == null || !e.get(0).hasNonNull("Session") ? null : e.get(0).get("Session").asText();
+  }
+
+  @Test
+  void aBatchSharesOneSessionWhichEndsWithItsLastNameAndTakesEveryNameWithIt() {
+    try (ConsulLeaseStore s = ConsulLeaseStore.builder(url()).build();
+        ConsulLeaseStore other = ConsulLeaseStore.builder(url()).build()) {
+      HolderId a = HolderId.generate();
+      List<String> batch = names(100);
+      int before = RawHttp.get(url(), "/v1/session/list").size();
+      Map<String, AcquireResult> got = s.acquireOrRenewAll(batch, a, TTL);
+      Set<String> sessions = new HashSet<>();
+      for (String n : batch) {
+        assertThat(got.get(n)).isInstanceOf(AcquireResult.Granted.class);
+        sessions.add(sessionOf(s, n));
+      }
+      assertThat(sessions).as("every name of the batch on one session").hasSize(1);
+      String single = batch.get(0) + "-single";
+      s.acquireOrRenew(single, a, TTL).orElseThrow();
+      assertThat(sessionOf(s, single)).as("a single acquire joins it").isIn(sessions);
+      assertThat(sessionsNamed(a)).isEqualTo(1);
+
+      // releasing every name destroys the session: nothing leaks
+      assertThat(s.releaseAll(batch, a).values()).containsOnly(true);
+      assertThat(sessionsNamed(a)).as("one name is left on it").isEqualTo(1);
+      assertThat(s.release(single, a)).isTrue();
+      assertThat(sessionsNamed(a)).as("the last release destroys the session").isZero();
+      assertThat(RawHttp.get(url(), "/v1/session/list").size()).isLessThanOrEqualTo(before);
+
+      // shared fate: destroying the session loses every name at once; next grants are larger
+      Map<String, AcquireResult> again = s.acquireOrRenewAll(batch, a, TTL);
+      Map<String, Long> tokens = new java.util.HashMap<>();
+      again.forEach((n, r) -> tokens.put(n, r.grant().orElseThrow().token()));
+      String session = sessionOf(s, batch.get(0));
+      RawHttp.put(url(), "/v1/session/destroy/" + session, "");
+      for (String n : batch) {
+        assertThat(other.inspect(n).status()).as("'%s' after its session was destroyed", n)
+            .isEqualTo(LeaseState.Status.EXPIRED);
+      }
+      Map<String, AcquireResult> renewed = s.acquireOrRenewAll(batch, a, TTL);
+      for (String n : batch) {
+        assertThat(renewed.get(n).grant().orElseThrow().token())
+            .as("'%s': a new tenure, never the old token", n).isGreaterThan(tokens.get(n));
+      }
+      assertThat(sessionOf(s, batch.get(0))).as("on a new session").isNotEqualTo(session);
+      s.releaseAll(batch, a);
+      assertThat(sessionsNamed(a)).isZero();
+
+      // closing destroys sessions left without names, and keeps those with names (they expire)
+      s.acquireOrRenew(single, a, Duration.ofSeconds(2)).orElseThrow();
+      s.close();
+      assertThat(sessionsNamed(a)).as("closing releases nothing").isEqualTo(1);
+      await("the closed store's session expires by its TTL").atMost(Duration.ofSeconds(20))
+          .until(() -> sessionsNamed(a) == 0);
+    }
+  }
+
+  /**
+   * A renewal round of 10,000 names costs a fixed number of requests (one session renewal, one
+   * read), and acquiring them one per 32 names; prints the figures.
+   */
+  @Test
+  void tenThousandNamesAcquireInFewRequestsAndRenewInTwo() throws Exception {
+    try (CountingHttpProxy proxy = new CountingHttpProxy(url());
+        ConsulLeaseStore s = ConsulLeaseStore.builder(proxy.url())
+            .callTimeout(Duration.ofSeconds(60)).build()) {
+      HolderId a = HolderId.generate();
+      List<String> names = names(LeaseStore.MAX_BATCH_SIZE);
+      long r0 = proxy.requests();
+      long t0 = System.nanoTime();
+      Map<String, AcquireResult> got = s.acquireOrRenewAll(names, a, TTL);
+      long acquireMs = (System.nanoTime() - t0) / 1_000_000;
+      long acquireRequests = proxy.requests() - r0;
+      assertThat(got.values()).allMatch(r -> r instanceof AcquireResult.Granted);
+      assertThat(acquireRequests).as("1 read, 1 session, one transaction per 32 names")
+          .isLessThanOrEqualTo(2 + (names.size() + 31) / 32);
+
+      long r1 = proxy.requests();
+      long t1 = System.nanoTime();
+      Map<String, AcquireResult> renewed = s.acquireOrRenewAll(names, a, TTL);
+      long renewMs = (System.nanoTime() - t1) / 1_000_000;
+      long renewRequests = proxy.requests() - r1;
+      for (String n : names) {
+        assertThat(renewed.get(n).grant().orElseThrow().token())
+            .isEqualTo(got.get(n).grant().orElseThrow().token());
+      }
+      assertThat(renewRequests).as("one session renewal and one read of every key").isEqualTo(2);
+
+      long r2 = proxy.requests();
+      long t2 = System.nanoTime();
+      assertThat(s.releaseAll(names, a).values()).containsOnly(true);
+      long releaseMs = (System.nanoTime() - t2) / 1_000_000;
+      long releaseRequests = proxy.requests() - r2;
+      System.out.printf("BATCH 10000 names: acquire %d requests %d ms; renew %d requests %d ms;"
+          + " release %d requests %d ms%n", acquireRequests, acquireMs, renewRequests, renewMs,
+          releaseRequests, releaseMs);
+      assertThat(sessionsNamed(a)).isZero();
+    }
+  }
+
+  /** A renewal that finds its key deleted and locked by another session reports it lost. */
+  @Test
+  void aRenewalAfterTheKeyWasDeletedAndTakenByAnotherSessionIsNotReported() {
+    try (ConsulLeaseStore s = ConsulLeaseStore.builder(url()).build();
+        ConsulLeaseStore other = ConsulLeaseStore.builder(url()).build()) {
+      HolderId a = HolderId.generate();
+      HolderId b = HolderId.generate();
+      List<String> batch = names(3);
+      s.acquireOrRenewAll(batch, a, TTL);
+      RawHttp.call(url(), "DELETE", "/v1/kv/" + s.keyOf(batch.get(1)));
+      LeaseGrant gb = other.acquireOrRenew(batch.get(1), b, TTL).orElseThrow();
+      assertThat(s.acquireOrRenew(batch.get(1), a, TTL)).isEmpty();
+      Map<String, AcquireResult> round = s.acquireOrRenewAll(batch, a, TTL);
+      assertThat(round.get(batch.get(1))).isInstanceOf(AcquireResult.Refused.class);
+      LeaseState.Held by = ((AcquireResult.Refused) round.get(batch.get(1))).heldBy().orElseThrow();
+      assertThat(by.holder()).isEqualTo(b);
+      assertThat(by.lastToken()).isEqualTo(gb.token());
+      assertThat(round.get(batch.get(0))).isInstanceOf(AcquireResult.Granted.class);
+      assertThat(round.get(batch.get(2))).isInstanceOf(AcquireResult.Granted.class);
+      s.releaseAll(batch, a);
+      other.release(batch.get(1), b);
+    }
+  }
+}

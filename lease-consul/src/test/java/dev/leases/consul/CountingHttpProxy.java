@@ -1,0 +1,90 @@
+package dev.leases.consul;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.InetSocketAddress;
+import java.net.URL;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * An HTTP reverse proxy in front of a Consul agent that counts the requests it forwards: every
+ * request a store sends through it, whichever client (kiwiproject or the direct OkHttp one) sent
+ * it, is one count.
+ */
+final class CountingHttpProxy implements AutoCloseable {
+
+  private final HttpServer server;
+  private final ExecutorService threads = Executors.newFixedThreadPool(16, r -> {
+    Thread t = new Thread(r, "counting-proxy");
+    t.setDaemon(true);
+    return t;
+  });
+  private final String target;
+  private final AtomicLong requests = new AtomicLong();
+
+  CountingHttpProxy(String target) throws IOException {
+    this.target = target;
+    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+    server.createContext("/", this::forward);
+    server.setExecutor(threads);
+    server.start();
+  }
+
+  String url() {
+    return "http://127.0.0.1:" + server.getAddress().getPort();
+  }
+
+  long requests() {
+    return requests.get();
+  }
+
+  private void forward(HttpExchange ex) throws IOException {
+    requests.incrementAndGet();
+    try (ex) {
+      HttpURLConnection c = (HttpURLConnection) new URL(target + ex.getRequestURI()).openConnection();
+      c.setRequestMethod(ex.getRequestMethod());
+      c.setConnectTimeout(5000);
+      c.setReadTimeout(60000);
+      for (Map.Entry<String, List<String>> h : ex.getRequestHeaders().entrySet()) {
+        if (!h.getKey().equalsIgnoreCase("Host") && !h.getKey().equalsIgnoreCase("Content-length")
+            && !h.getKey().equalsIgnoreCase("Transfer-encoding")) {
+          c.setRequestProperty(h.getKey(), String.join(",", h.getValue()));
+        }
+      }
+      byte[] body = ex.getRequestBody().readAllBytes();
+      if (body.length > 0 || ex.getRequestMethod().equals("PUT")) {
+        c.setDoOutput(true);
+        try (OutputStream out = c.getOutputStream()) {
+          out.write(body);
+        }
+      }
+      int code = c.getResponseCode();
+      InputStream in = code < 400 ? c.getInputStream() : c.getErrorStream();
+      byte[] answer = in == null ? new byte[0] : in.readAllBytes();
+      for (Map.Entry<String, List<String>> h : c.getHeaderFields().entrySet()) {
+        if (h.getKey() != null && !h.getKey().equalsIgnoreCase("Content-length")
+            && !h.getKey().equalsIgnoreCase("Transfer-encoding")) {
+          ex.getResponseHeaders().put(h.getKey(), h.getValue());
+        }
+      }
+      ex.sendResponseHeaders(code, answer.length == 0 ? -1 : answer.length);
+      if (answer.length > 0) {
+        ex.getResponseBody().write(answer);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    threads.shutdownNow();
+  }
+}
