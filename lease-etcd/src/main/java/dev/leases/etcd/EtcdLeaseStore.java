@@ -632,6 +632,11 @@ public final class EtcdLeaseStore implements LeaseStore {
   /** The keys of {@code names} by transactions of {@value #MAX_TXN_OPS} gets, all sent at once. */
   private Map<String, KeyValue> gets(List<String> names, Map<ByteSequence, String> byKey,
       Calls.Budget budget) {
+    if (names.size() == 1) {
+      KeyValue x = first(calls.retrying(() -> kv.get(keys.leaseKey(names.get(0))), budget,
+          "read lease '" + names.get(0) + "'"));
+      return x == null ? Map.of() : Map.of(names.get(0), x);
+    }
     List<Supplier<CompletableFuture<TxnResponse>>> requests = new ArrayList<>();
     for (List<String> chunk : chunks(names, MAX_TXN_OPS)) {
       Op[] ops = chunk.stream().map(n -> Op.get(keys.leaseKey(n), GetOption.DEFAULT))
