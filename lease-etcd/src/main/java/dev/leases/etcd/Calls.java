@@ -17,6 +17,7 @@ import io.grpc.StatusRuntimeException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -24,7 +25,9 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
@@ -140,6 +143,49 @@ final class Calls {
       }
       backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
     }
+  }
+
+  /**
+   * Sends every call at once (one round trip for all of them, not one each), then awaits each as
+   * {@link #retrying} would. {@code onError} turns a failure of one call into its answer (or
+   * rethrows it); once one throws, the calls still pending are cancelled.
+   */
+  <T> List<T> retryingAll(List<Supplier<CompletableFuture<T>>> calls, Budget budget, String what,
+      Function<LeaseStoreUnavailableException, T> onError) {
+    List<AtomicReference<CompletableFuture<T>>> started = new ArrayList<>();
+    for (Supplier<CompletableFuture<T>> c : calls) {
+      CompletableFuture<T> f;
+      try {
+        f = c.get();
+      } catch (RuntimeException e) {
+        f = CompletableFuture.failedFuture(e);
+      }
+      started.add(new AtomicReference<>(f));
+    }
+    List<T> answers = new ArrayList<>(calls.size());
+    try {
+      for (int i = 0; i < calls.size(); i++) {
+        AtomicReference<CompletableFuture<T>> first = started.get(i);
+        Supplier<CompletableFuture<T>> call = calls.get(i);
+        try {
+          answers.add(retrying(() -> {
+            CompletableFuture<T> f = first.getAndSet(null);
+            return f != null ? f : call.get();
+          }, budget, what));
+        } catch (LeaseStoreUnavailableException e) {
+          answers.add(onError.apply(e));
+        }
+      }
+    } catch (RuntimeException e) {
+      for (AtomicReference<CompletableFuture<T>> f : started) {
+        CompletableFuture<T> pending = f.getAndSet(null);
+        if (pending != null) {
+          pending.cancel(true);
+        }
+      }
+      throw e;
+    }
+    return answers;
   }
 
   private <T> T attempt(Supplier<CompletableFuture<T>> call, Budget budget, String what,

@@ -1,5 +1,6 @@
 package dev.leases.etcd;
 
+import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
@@ -34,7 +35,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -45,19 +53,24 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Leases on etcd v3 (jetcd): each tenure is an etcd lease with the lease key attached to it.
+ * Leases on etcd v3 (jetcd): lease keys attached to one <em>shared</em> etcd lease per (store,
+ * holder, TTL), as etcd's Go {@code concurrency.Session} does.
  *
  * <p><b>Guarantees.</b> Expiry is judged by etcd's lessor (the Raft leader's clock), never by this
  * process's clock. The fencing token is the lease key's {@code create_revision}: a cluster-wide,
  * persisted revision that is the same for every renewal within a tenure and larger for every new
  * tenure — after a release, an expiry, a change of holder, even after someone deletes the keys by
- * hand (a re-created key gets a newer revision). Acquire is one transaction
- * {@code If(create_revision(key) == 0) Then(put key with lease, put companion)}, so of many
- * racing contenders exactly one wins; the losers revoke the etcd lease they granted for the attempt.
+ * hand (a re-created key gets a newer revision). Names acquired in one transaction share its
+ * revision, so they may have equal tokens; each name's tokens still only grow. Acquire is one
+ * transaction per name {@code If(create_revision(key) == 0) Then(put key on the shared etcd lease,
+ * put companion)} (nested, many names per request), so of many racing contenders exactly one wins.
  * Reads are linearizable. A companion key that never expires records the last tenure, so
  * {@link #inspect} tells a released lease ({@code FREE}) from one whose holder stopped renewing
  * ({@code EXPIRED}), and {@link #token} reports the highest token even when no lease key exists;
@@ -65,6 +78,25 @@ import org.slf4j.LoggerFactory;
  * bound that no earlier token exceeds and every later one does.
  * Tokens are revisions of one cluster: restoring an older snapshot or moving to a new cluster makes
  * them smaller — reset the fences of guarded resources when you do that.
+ *
+ * <p><b>Shared etcd leases, and their fate.</b> New tenures of a holder attach their keys to the
+ * holder's current shared etcd lease for that TTL; one is granted when there is none, when it was
+ * lost, or when by its last answered keep-alive less than half its TTL is left. Every grant's expiry
+ * is measured from the call's send time and only from a keep-alive (or the grant) of the key's etcd
+ * lease sent <em>during that call</em>: an acquire sends a keep-alive of the shared lease together
+ * with its transaction, so a name joining a lease granted long ago gets the full TTL (etcd resets the
+ * lease), never the remainder of an older keep-alive. A renewal sends the keep-alive first (one per
+ * etcd lease per call, coalesced with concurrent calls of the store: a call joins a keep-alive sent
+ * after it began, or the next one), then reads the keys, and grants only the names whose key is
+ * still ours on that etcd lease; a keep-alive alone proves nothing, since deleting a key by hand
+ * leaves its etcd lease alive while someone else acquires the name. So one renewal round of many
+ * names costs one keep-alive and one read. <em>Shared fate:</em> all names on one shared etcd lease
+ * live and die together. Revoking it (by hand, or etcd expiring it because no renewal of any of
+ * them landed) deletes every key on it at once, and their next grants are new tenures with larger
+ * tokens. Conversely a name its holder stops renewing, but does not release, stays held as long as
+ * the holder renews any other name on the same etcd lease: release names you give up. A shared
+ * etcd lease that carries no name of this store any more (all released, refused or lost) is
+ * revoked. Stores, and holders, do not share etcd leases with each other.
  *
  * <p><b>TTL granularity.</b> etcd leases have whole-second TTLs: a requested TTL is rounded up to
  * whole seconds, and the server raises a TTL below its minimum (about 1.5 x the election timeout,
@@ -91,9 +123,10 @@ import org.slf4j.LoggerFactory;
  * {@link Client}, configure deadlines or interceptors on it yourself and build it with
  * {@code waitForReady(false)} to fail fast as well (otherwise a refused connection is waited out
  * until {@code callTimeout}, when calls are abandoned).
- * Renewal is one bounded {@code keepAliveOnce} per call, driven by the caller (use
+ * Renewal is one bounded {@code keepAliveOnce} per etcd lease per call, driven by the caller (use
  * {@link dev.leases.leader.LeaderLoop}); jetcd's background {@code keepAlive} stream, which can stop
- * silently, is not used. {@link #onRelease} watches the lease key and fires on its {@code DELETE}
+ * silently, is not used. Batches split as etcd requires ({@code --max-txn-ops}, default 128; a
+ * request stays well under gRPC's 4 MiB answers) and send their requests at once. {@link #onRelease} watches the lease key and fires on its {@code DELETE}
  * (release, expiry or manual delete); a lost watch only delays followers until the expiry they last
  * read.
  */
@@ -115,7 +148,19 @@ public final class EtcdLeaseStore implements LeaseStore {
   public static final String DEFAULT_KEY_PREFIX = "leases";
 
   static final Duration MAX_CALL_TIMEOUT = Duration.ofMinutes(10);
-  private static final int MAX_ROUNDS = 4;
+  private static final int MAX_ROUNDS = 5;
+
+  /** etcd's default {@code --max-txn-ops}: the most operations (and compares) one txn may have. */
+  static final int MAX_TXN_OPS = 128;
+
+  /** Nested per-name txns per request: each has 3 operations, and k children need k + 3 <= 128. */
+  static final int ACQUIRE_PER_TXN = MAX_TXN_OPS - 3;
+
+  /** Nested per-name release txns per request: 2 compares and 2 operations each. */
+  static final int RELEASE_PER_TXN = MAX_TXN_OPS - 2;
+
+  /** What one page of a range read may answer, well under gRPC's default 4 MiB message. */
+  private static final int RANGE_PAGE_BYTES = 3 << 20;
   private static final Duration CLOSE_REVOKE_WAIT = Duration.ofSeconds(1);
 
   private final Client client;
@@ -128,6 +173,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
   private final Set<CompletableFuture<?>> pendingRevokes = ConcurrentHashMap.newKeySet();
+  private final SharedLeases shared;
 
   private EtcdLeaseStore(ClientSettings.Opened opened) {
     this.client = opened.client();
@@ -137,6 +183,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     this.watch = client.getWatchClient();
     this.keys = opened.keys();
     this.calls = new Calls(opened.callTimeout(), closed::get, opened.endpoints());
+    this.shared = new SharedLeases(leases, opened.callTimeout(), this::revokeLater);
   }
 
   /**
@@ -160,15 +207,11 @@ public final class EtcdLeaseStore implements LeaseStore {
   // ---------------------------------------------------------------- the SPI
 
   /**
-   * Acquires {@code name} for {@code holder}, or renews it if {@code holder} has it. A renewal reads
-   * the lease key, checks the holder, sends one keep-alive to the attached etcd lease and then reads
-   * the key again: it keeps the token only if the key is still the one it read (same
-   * {@code create_revision}, etcd lease and holder). A keep-alive alone proves nothing, since
-   * deleting the key by hand leaves its etcd lease alive while someone else acquires the name; then
-   * the renewal revokes that orphaned etcd lease and answers as for any contender (empty while the
-   * other holds it). If the etcd lease already expired, the holder contends again and, if it wins,
-   * gets a larger token. A renewal asking for a longer TTL than its etcd lease has moves the key to
-   * a new etcd lease in one transaction that checks the key is unchanged, keeping the token.
+   * Acquires {@code name} for {@code holder}, or renews it if {@code holder} has it: a one-name
+   * {@link #acquireOrRenewAll}, without the refusal's explanation. A renewal of a name this store
+   * put on the holder's shared etcd lease costs a keep-alive (coalesced with concurrent renewals of
+   * the same holder) and then one read; a fresh acquire costs one transaction, sent together with a
+   * keep-alive of the shared lease. See the class comment for what each step proves.
    */
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
@@ -176,181 +219,552 @@ public final class EtcdLeaseStore implements LeaseStore {
     Objects.requireNonNull(holder, "holder must not be null");
     TTL_RANGE.check(ttl);
     ensureOpen();
-    long seconds = TTL_RANGE.roundUp(ttl).toSeconds();
-    ByteSequence key = keys.leaseKey(name);
-    ByteSequence holderValue = utf8(holder.value());
-    Calls.Budget budget = calls.budget();
-    KeyValue current = get(key, budget, "read lease '" + name + "'");
-    for (int round = 0; round < MAX_ROUNDS; round++) {
-      if (current != null) {
-        if (!current.getValue().equals(holderValue)) {
-          return Optional.empty();
-        }
-        Renewal renewal = renew(name, holder, current, seconds, budget);
-        if (renewal.grant() != null) {
-          return Optional.of(renewal.grant());
-        }
-        current = renewal.now();
-        continue;
+    return settle(List.of(name), holder, ttl, false).get(name).grant();
+  }
+
+  /**
+   * Acquires or renews every name, natively: renewals of names on the holder's shared etcd lease
+   * cost one keep-alive and then one read of all their keys (a range over the batch's keys, or
+   * transactions of up to {@value #MAX_TXN_OPS} gets for a small batch or a range crowded with
+   * other keys); free names are acquired by transactions of {@value #ACQUIRE_PER_TXN} nested
+   * per-name transactions each, all sent at once. A refusal carries {@code heldBy}: the holder and
+   * token read with the key, the remaining TTL from one {@code LeaseTimeToLive} per distinct etcd
+   * lease of the refused names, all sent at once.
+   */
+  @Override
+  public Map<String, AcquireResult> acquireOrRenewAll(Collection<String> names, HolderId holder,
+      Duration ttl) {
+    List<String> checked = LeaseArguments.requireNames(names);
+    Objects.requireNonNull(holder, "holder must not be null");
+    TTL_RANGE.check(ttl);
+    ensureOpen();
+    if (checked.isEmpty()) {
+      return Map.of();
+    }
+    return Collections.unmodifiableMap(settle(checked, holder, ttl, true));
+  }
+
+  /** What a name needs next during {@link #settle}. */
+  private enum Step {
+    /** Read the key, after a keep-alive (sent during this call) of the etcd lease it should be on. */
+    READ,
+    /** Create the key on the shared etcd lease, if it does not exist. */
+    ACQUIRE,
+    /** Move our key, unchanged since it was read, to the shared etcd lease (it asks a longer TTL). */
+    MOVE
+  }
+
+  /** A name still to settle; {@code lease} is what a READ expects (0: unknown), {@code seen} a MOVE's key. */
+  private record Pending(String name, Step step, long lease, KeyValue seen) {
+    static Pending read(String name, long lease) {
+      return new Pending(name, Step.READ, lease, null);
+    }
+
+    static Pending acquire(String name) {
+      return new Pending(name, Step.ACQUIRE, 0, null);
+    }
+  }
+
+  /** The state of one {@link #settle} call. */
+  private final class Call {
+    final HolderId holder;
+    final ByteSequence holderValue;
+    final long seconds;
+    final long sentMillis = System.currentTimeMillis();
+    final long sentNanos = System.nanoTime();
+    final Calls.Budget budget = calls.budget();
+    final Set<SharedLeases.Shared> used = new HashSet<>();
+    final Map<Long, SharedLeases.Shared> sharedById = new HashMap<>();
+    /** Keep-alives sent during this call, by etcd lease; answered ones in {@link #ttls}. */
+    final Map<Long, Supplier<CompletableFuture<LeaseKeepAliveResponse>>> keepAlives = new HashMap<>();
+    /** The TTL etcd granted each etcd lease by a keep-alive (or grant) sent during this call; 0: gone. */
+    final Map<Long, Long> ttls = new HashMap<>();
+    SharedLeases.Shared current;
+    final Map<String, SharedLeases.Shared> hints = new HashMap<>();
+    final List<String> unhints = new ArrayList<>();
+
+    Call(HolderId holder, long seconds) {
+      this.holder = holder;
+      this.holderValue = utf8(holder.value());
+      this.seconds = seconds;
+    }
+
+    void use(SharedLeases.Shared s) {
+      sharedById.put(s.id, s);
+    }
+  }
+
+  /**
+   * Every name's outcome, judged name by name. Each grant's expiry is measured from this call's
+   * start, and only from a keep-alive or grant of the key's etcd lease sent after it; a renewal
+   * is granted only if the key, read after that keep-alive was answered, is still ours on that
+   * etcd lease.
+   */
+  private Map<String, AcquireResult> settle(List<String> names, HolderId holder, Duration ttl,
+      boolean explain) {
+    Call c = new Call(holder, TTL_RANGE.roundUp(ttl).toSeconds());
+    Map<String, AcquireResult> results = new LinkedHashMap<>();
+    names.forEach(n -> results.put(n, null));
+    Map<String, KeyValue> refused = new LinkedHashMap<>();
+    try {
+      Map<String, SharedLeases.Shared> hinted = shared.useHinted(holder, names, c.used);
+      hinted.values().forEach(c::use);
+      c.current = shared.useCurrent(holder, c.seconds, c.used);
+      if (c.current != null) {
+        c.use(c.current);
       }
-      long sent = System.currentTimeMillis();
-      LeaseGrantResponse granted = calls.retrying(() -> leases.grant(seconds), budget,
-          "grant a " + seconds + " s etcd lease for '" + name + "'");
-      long leaseId = granted.getID();
-      TxnResponse r;
-      try {
-        // Safe to repeat: a repeat after a lost answer finds the key on our own etcd lease.
-        r = calls.retrying(() -> kv.txn()
-            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-            .Then(Op.put(key, holderValue, PutOption.builder().withLeaseId(leaseId).build()),
-                Op.put(keys.lastKey(name), LastTenure.held(holder), PutOption.DEFAULT),
-                Op.get(key, GetOption.DEFAULT))
-            .Else(Op.get(key, GetOption.DEFAULT))
-            .commit(), budget, "acquire '" + name + "'");
-      } catch (RuntimeException e) {
-        revokeLater(leaseId);
+      List<Pending> pending = new ArrayList<>();
+      for (String n : names) {
+        SharedLeases.Shared s = hinted.get(n);
+        pending.add(s != null ? Pending.read(n, s.id)
+            : c.current != null ? Pending.acquire(n) : Pending.read(n, 0));
+      }
+      for (int round = 0; !pending.isEmpty(); round++) {
+        if (round == MAX_ROUNDS) {
+          throw new LeaseStoreUnavailableException(pending.size() + " lease(s), e.g. '"
+              + pending.get(0).name() + "', changed hands " + MAX_ROUNDS + " times during one call;"
+              + " their outcome is unknown, try again", null);
+        }
+        pending = round(c, pending, results, refused);
+      }
+      if (!refused.isEmpty()) {
+        Map<String, Optional<LeaseState.Held>> why = explain ? heldBy(refused, c.budget) : Map.of();
+        refused.forEach((n, kv) -> results.put(n,
+            new AcquireResult.Refused(n, why.getOrDefault(n, Optional.empty()))));
+        c.unhints.addAll(refused.keySet());
+      }
+      shared.hintAll(c.hints);
+      shared.unhint(holder, c.unhints);
+      return results;
+    } finally {
+      shared.done(c.used);
+    }
+  }
+
+  /** One round: keep-alives, then the transactions and the reads; returns what is left to do. */
+  private List<Pending> round(Call c, List<Pending> pending, Map<String, AcquireResult> results,
+      Map<String, KeyValue> refused) {
+    List<Pending> reads = new ArrayList<>();
+    List<Pending> writes = new ArrayList<>();
+    for (Pending p : pending) {
+      (p.step() == Step.READ ? reads : writes).add(p);
+      if (p.step() == Step.READ && p.lease() != 0) {
+        startKeepAlive(c, p.lease());
+      }
+    }
+    List<Pending> next = new ArrayList<>();
+    if (!writes.isEmpty()) {
+      SharedLeases.Shared target = attachTarget(c);
+      List<TxnResponse> answers = writeAll(c, writes, target);
+      long t = keepAliveTtl(c, target.id);
+      for (int i = 0; i < writes.size(); i++) {
+        Pending p = writes.get(i);
+        TxnResponse r = answers.get(i);
+        if (r == null || t <= 0) { // the shared etcd lease is gone, and every key on it
+          lost(c, target);
+          next.add(p);
+          continue;
+        }
+        KeyValue now = first(r.getGetResponses().get(0));
+        if (r.isSucceeded()) {
+          granted(c, results, p.name(), now, t);
+        } else if (now == null) {
+          next.add(Pending.acquire(p.name()));
+        } else if (!now.getValue().equals(c.holderValue)) {
+          refused.put(p.name(), now);
+        } else {
+          // ours, but read at no known moment after the keep-alive: read it again after one
+          next.add(Pending.read(p.name(), requireOurs(now).getLease()));
+        }
+      }
+    }
+    if (!reads.isEmpty()) {
+      for (Pending p : reads) {
+        if (p.lease() != 0) {
+          keepAliveTtl(c, p.lease());
+        }
+      }
+      Map<String, KeyValue> now = readKeys(reads.stream().map(Pending::name).toList(), c.budget);
+      for (Pending p : reads) {
+        KeyValue kv = now.get(p.name());
+        if (kv == null) {
+          next.add(Pending.acquire(p.name()));
+        } else if (!kv.getValue().equals(c.holderValue)) {
+          refused.put(p.name(), kv);
+        } else if (p.lease() == 0 || requireOurs(kv).getLease() != p.lease()) {
+          next.add(Pending.read(p.name(), requireOurs(kv).getLease()));
+        } else {
+          long t = c.ttls.get(p.lease());
+          if (t <= 0) {
+            next.add(Pending.acquire(p.name())); // its etcd lease is gone: so is the key by now
+          } else if (t < c.seconds) {
+            next.add(new Pending(p.name(), Step.MOVE, p.lease(), kv));
+          } else {
+            granted(c, results, p.name(), kv, t);
+          }
+        }
+      }
+    }
+    return next;
+  }
+
+  private void granted(Call c, Map<String, AcquireResult> results, String name, KeyValue kv,
+      long ttlSeconds) {
+    results.put(name, new AcquireResult.Granted(grant(name, c.holder, kv.getCreateRevision(),
+        c.sentMillis, ttlSeconds)));
+    SharedLeases.Shared s = c.sharedById.get(kv.getLease());
+    if (s != null) {
+      c.hints.put(name, s);
+    } else {
+      c.unhints.add(name);
+    }
+  }
+
+  /**
+   * The shared etcd lease new keys of this call attach to: the holder's current one (a keep-alive
+   * of it is sent now, so that the new keys' expiry is measured from after the call began), else
+   * one granted now.
+   */
+  private SharedLeases.Shared attachTarget(Call c) {
+    if (c.current != null && !c.current.dead) {
+      startKeepAlive(c, c.current.id);
+      return c.current;
+    }
+    SharedLeases.Shared s = shared.useCurrent(c.holder, c.seconds, c.used);
+    if (s == null) {
+      long sent = System.nanoTime();
+      LeaseGrantResponse g = calls.retrying(() -> leases.grant(c.seconds), c.budget,
+          "grant a " + c.seconds + " s etcd lease for holder " + c.holder.value());
+      s = shared.install(c.holder, c.seconds, g.getID(), sent, g.getTTL(), c.used);
+      if (s.id == g.getID()) {
+        c.ttls.put(s.id, g.getTTL());
+      }
+    }
+    c.use(s);
+    c.current = s;
+    startKeepAlive(c, s.id);
+    return s;
+  }
+
+  /** Marks {@code s} lost: every key on it is gone (or about to be), and so are our hints. */
+  private void lost(Call c, SharedLeases.Shared s) {
+    shared.lost(s);
+    if (c.current == s) {
+      c.current = null;
+    }
+  }
+
+  /** Starts, once per call, a keep-alive of {@code leaseId} sent after the call began. */
+  private void startKeepAlive(Call c, long leaseId) {
+    if (c.ttls.containsKey(leaseId) || c.keepAlives.containsKey(leaseId)) {
+      return;
+    }
+    SharedLeases.Shared s = c.sharedById.get(leaseId);
+    Supplier<CompletableFuture<LeaseKeepAliveResponse>> send = s != null
+        ? () -> s.keepAliveSentAfter(c.sentNanos) : () -> leases.keepAliveOnce(leaseId);
+    CompletableFuture<LeaseKeepAliveResponse> first;
+    try {
+      first = send.get();
+    } catch (RuntimeException e) {
+      first = CompletableFuture.failedFuture(e);
+    }
+    AtomicReference<CompletableFuture<LeaseKeepAliveResponse>> once = new AtomicReference<>(first);
+    c.keepAlives.put(leaseId, () -> {
+      CompletableFuture<LeaseKeepAliveResponse> f = once.getAndSet(null);
+      return f != null ? f : send.get();
+    });
+  }
+
+  /** The TTL the call's keep-alive of {@code leaseId} granted, or 0 if the etcd lease is gone. */
+  private long keepAliveTtl(Call c, long leaseId) {
+    Long known = c.ttls.get(leaseId);
+    if (known != null) {
+      return known;
+    }
+    startKeepAlive(c, leaseId);
+    long t;
+    try {
+      LeaseKeepAliveResponse r = calls.retrying(c.keepAlives.remove(leaseId), c.budget,
+          "keep etcd lease " + Long.toHexString(leaseId) + " alive");
+      t = Math.max(0, r.getTTL());
+    } catch (LeaseStoreUnavailableException e) {
+      if (Calls.code(e) != ErrorCode.NOT_FOUND) {
         throw e;
       }
-      KeyValue now = first(r.getGetResponses().get(0));
-      if (now != null && now.getLease() == leaseId) {
-        return Optional.of(grant(name, holder, now.getCreateRevision(), sent, granted.getTTL()));
-      }
-      revokeLater(leaseId);
-      current = now;
+      t = 0;
     }
-    throw new LeaseStoreUnavailableException("lease '" + name + "' changed hands " + MAX_ROUNDS
-        + " times during one call; nothing was granted, try again", null);
-  }
-
-  /** A renewal's outcome: the grant, or else the lease key as read after the failed attempt. */
-  private record Renewal(LeaseGrant grant, KeyValue now) {
-    static Renewal lost(KeyValue now) {
-      return new Renewal(null, now);
+    c.ttls.put(leaseId, t);
+    SharedLeases.Shared s = c.sharedById.get(leaseId);
+    if (t <= 0 && s != null) {
+      lost(c, s);
     }
+    return t;
   }
 
   /**
-   * One keep-alive for the etcd lease of the holder's key {@code read}, then the ownership check:
-   * deleting a key does not revoke its etcd lease, so a keep-alive still succeeds after the key was
-   * deleted by hand and someone else acquired it. Only if, after the keep-alive, the key is still
-   * the one we read (same {@code create_revision}, same etcd lease, same holder) is the tenure ours;
-   * otherwise our etcd lease carries nothing of ours and is revoked.
+   * The ACQUIRE and MOVE transactions of a round, nested per name so that each has its own compare,
+   * {@link #ACQUIRE_PER_TXN} per request, all sent at once. Null for the names of a request that
+   * etcd refused because {@code target} no longer exists.
    */
-  private Renewal renew(String name, HolderId holder, KeyValue read, long seconds,
+  private List<TxnResponse> writeAll(Call c, List<Pending> writes, SharedLeases.Shared target) {
+    PutOption onTarget = PutOption.builder().withLeaseId(target.id).build();
+    List<Op> children = new ArrayList<>();
+    for (Pending p : writes) {
+      ByteSequence key = keys.leaseKey(p.name());
+      if (p.step() == Step.ACQUIRE) {
+        // Safe to repeat: a repeat after a lost answer finds the key on our own etcd lease.
+        children.add(Op.txn(new Cmp[] {new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0))},
+            new Op[] {Op.put(key, c.holderValue, onTarget),
+                Op.put(keys.lastKey(p.name()), LastTenure.held(c.holder), PutOption.DEFAULT),
+                Op.get(key, GetOption.DEFAULT)},
+            new Op[] {Op.get(key, GetOption.DEFAULT)}));
+      } else {
+        // an unchanged mod_revision: same tenure, etcd lease and holder; the put keeps the token
+        children.add(Op.txn(new Cmp[] {
+                new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(p.seen().getCreateRevision())),
+                new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(p.seen().getModRevision()))},
+            new Op[] {Op.put(key, c.holderValue, onTarget), Op.get(key, GetOption.DEFAULT)},
+            new Op[] {Op.get(key, GetOption.DEFAULT)}));
+      }
+    }
+    return nested(children, ACQUIRE_PER_TXN, c.budget, writes.size() == 1
+        ? "acquire '" + writes.get(0).name() + "'" : "acquire " + writes.size() + " leases",
+        e -> {
+          if (Calls.code(e) == ErrorCode.NOT_FOUND) {
+            return null; // "requested lease not found": nothing of that request was written
+          }
+          throw e;
+        });
+  }
+
+  /**
+   * Sends {@code children} as transactions of {@code perTxn} nested transactions each, all at once;
+   * one answer per child, in order (null for every child of a request {@code onError} answered null).
+   * etcd counts a nested transaction's operations against its parent's limit ({@code k} children of
+   * {@code m} operations each need {@code k + m <= --max-txn-ops}).
+   */
+  private List<TxnResponse> nested(List<Op> children, int perTxn, Calls.Budget budget, String what,
+      Function<LeaseStoreUnavailableException, TxnResponse> onError) {
+    List<List<Op>> chunks = chunks(children, perTxn);
+    List<Supplier<CompletableFuture<TxnResponse>>> requests = new ArrayList<>();
+    for (List<Op> chunk : chunks) {
+      Op[] ops = chunk.toArray(Op[]::new);
+      requests.add(() -> kv.txn().Then(ops).commit());
+    }
+    List<TxnResponse> answers = calls.retryingAll(requests, budget, what, onError);
+    List<TxnResponse> out = new ArrayList<>(children.size());
+    for (int i = 0; i < chunks.size(); i++) {
+      TxnResponse r = answers.get(i);
+      if (r == null) {
+        out.addAll(Collections.nCopies(chunks.get(i).size(), null));
+      } else {
+        out.addAll(r.getTxnResponses());
+      }
+    }
+    return out;
+  }
+
+  private static <T> List<List<T>> chunks(List<T> all, int size) {
+    List<List<T>> out = new ArrayList<>();
+    for (int i = 0; i < all.size(); i += size) {
+      out.add(all.subList(i, Math.min(all.size(), i + size)));
+    }
+    return out;
+  }
+
+  /**
+   * The lease keys of {@code names} (absent ones left out), each read linearizably. Up to
+   * {@value #MAX_TXN_OPS} names: one read-only transaction of gets. More: a range over the span of
+   * their keys, in pages sized to stay under gRPC's default 4 MiB answer; if the span turns out
+   * crowded with other names' keys (more than twice the batch scanned), the rest is read with
+   * transactions of gets, all sent at once.
+   */
+  private Map<String, KeyValue> readKeys(List<String> names, Calls.Budget budget) {
+    Map<ByteSequence, String> byKey = new HashMap<>();
+    List<byte[]> sorted = new ArrayList<>();
+    int longest = 0;
+    for (String n : names) {
+      ByteSequence key = keys.leaseKey(n);
+      byKey.put(key, n);
+      sorted.add(key.getBytes());
+      longest = Math.max(longest, key.size());
+    }
+    if (names.size() <= MAX_TXN_OPS) {
+      return gets(names, byKey, budget);
+    }
+    sorted.sort(Arrays::compareUnsigned);
+    ByteSequence end = after(sorted.get(sorted.size() - 1));
+    int page = Math.max(MAX_TXN_OPS, Math.min(MAX_BATCH_SIZE,
+        RANGE_PAGE_BYTES / (longest + 4 * HolderId.MAX_LENGTH + 64)));
+    Map<String, KeyValue> found = new HashMap<>();
+    byte[] from = sorted.get(0);
+    long scanned = 0;
+    while (true) {
+      ByteSequence start = ByteSequence.from(from);
+      GetResponse r = calls.retrying(() -> kv.get(start,
+          GetOption.builder().withRange(end).withLimit(page).build()), budget,
+          "read " + names.size() + " leases");
+      for (KeyValue x : r.getKvs()) {
+        String n = byKey.get(x.getKey());
+        if (n != null) {
+          found.put(n, x);
+        }
+      }
+      scanned += r.getKvs().size();
+      if (!r.isMore() || r.getKvs().isEmpty()) {
+        return found;
+      }
+      from = after(r.getKvs().get(r.getKvs().size() - 1).getKey().getBytes()).getBytes();
+      if (scanned > 2L * names.size()) {
+        byte[] rest = from;
+        List<String> left = new ArrayList<>();
+        for (String n : names) {
+          if (Arrays.compareUnsigned(keys.leaseKey(n).getBytes(), rest) >= 0) {
+            left.add(n);
+          }
+        }
+        found.putAll(gets(left, byKey, budget));
+        return found;
+      }
+    }
+  }
+
+  /** The keys of {@code names} by transactions of {@value #MAX_TXN_OPS} gets, all sent at once. */
+  private Map<String, KeyValue> gets(List<String> names, Map<ByteSequence, String> byKey,
       Calls.Budget budget) {
-    long leaseId = requireOurs(read).getLease();
-    long token = read.getCreateRevision();
-    ByteSequence key = keys.leaseKey(name);
-    long sent = System.currentTimeMillis();
-    long ttl = keepAlive(leaseId, budget, name);
-    if (ttl <= 0) {
-      return Renewal.lost(get(key, budget, "read lease '" + name + "'"));
+    if (names.size() == 1) {
+      KeyValue x = first(calls.retrying(() -> kv.get(keys.leaseKey(names.get(0))), budget,
+          "read lease '" + names.get(0) + "'"));
+      return x == null ? Map.of() : Map.of(names.get(0), x);
     }
-    if (ttl >= seconds) {
-      KeyValue now = get(key, budget, "read lease '" + name + "'");
-      if (sameTenure(now, read)) {
-        return new Renewal(grant(name, holder, token, sent, ttl), null);
+    List<Supplier<CompletableFuture<TxnResponse>>> requests = new ArrayList<>();
+    for (List<String> chunk : chunks(names, MAX_TXN_OPS)) {
+      Op[] ops = chunk.stream().map(n -> Op.get(keys.leaseKey(n), GetOption.DEFAULT))
+          .toArray(Op[]::new);
+      requests.add(() -> kv.txn().Then(ops).commit());
+    }
+    Map<String, KeyValue> found = new HashMap<>();
+    for (TxnResponse r : calls.retryingAll(requests, budget, names.size() == 1
+        ? "read lease '" + names.get(0) + "'" : "read " + names.size() + " leases", e -> {
+          throw e;
+        })) {
+      for (GetResponse g : r.getGetResponses()) {
+        KeyValue x = first(g);
+        if (x != null) {
+          found.put(byKey.get(x.getKey()), x);
+        }
       }
-      revokeUnlessAttached(leaseId, now);
-      return Renewal.lost(now);
     }
-    // The caller asks for more than this etcd lease grants: move the key to a longer one, if it is
-    // still exactly as read (an unchanged mod_revision: same tenure, etcd lease and holder).
-    sent = System.currentTimeMillis();
-    LeaseGrantResponse longer = calls.retrying(() -> leases.grant(seconds), budget,
-        "grant a " + seconds + " s etcd lease for '" + name + "'");
-    TxnResponse r;
-    try {
-      r = calls.retrying(() -> kv.txn()
-          .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(token)),
-              new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(read.getModRevision())))
-          .Then(Op.put(key, read.getValue(),
-              PutOption.builder().withLeaseId(longer.getID()).build()),
-              Op.get(key, GetOption.DEFAULT))
-          .Else(Op.get(key, GetOption.DEFAULT))
-          .commit(), budget, "extend the TTL of '" + name + "'");
-    } catch (RuntimeException e) {
-      revokeLater(longer.getID());
-      throw e;
-    }
-    KeyValue now = first(r.getGetResponses().get(0));
-    revokeUnlessAttached(leaseId, now);
-    if (now != null && now.getLease() == longer.getID()) {
-      return new Renewal(grant(name, holder, token, sent, longer.getTTL()), null);
-    }
-    revokeLater(longer.getID());
-    return Renewal.lost(now);
+    return found;
+  }
+
+  private static ByteSequence after(byte[] key) {
+    return ByteSequence.from(Arrays.copyOf(key, key.length + 1));
   }
 
   /**
-   * Revokes {@code leaseId} after our key left it (moved to a longer etcd lease, or deleted by
-   * hand and perhaps re-created by someone else), so that no orphaned etcd lease lingers until its
-   * TTL; kept if the key {@code now} is still attached to it.
+   * Who holds each refused name and for how long: holder and token as read with the key, the
+   * remaining TTL by one {@code LeaseTimeToLive} per distinct etcd lease, all sent at once. Empty
+   * for a name whose etcd lease is already gone or whose key this store did not write.
    */
-  private void revokeUnlessAttached(long leaseId, KeyValue now) {
-    if (now == null || now.getLease() != leaseId) {
-      revokeLater(leaseId);
+  private Map<String, Optional<LeaseState.Held>> heldBy(Map<String, KeyValue> refused,
+      Calls.Budget budget) {
+    List<Long> ids = refused.values().stream().map(KeyValue::getLease).filter(id -> id != 0)
+        .distinct().toList();
+    List<Supplier<CompletableFuture<LeaseTimeToLiveResponse>>> requests = new ArrayList<>();
+    for (long id : ids) {
+      requests.add(() -> leases.timeToLive(id, LeaseOption.DEFAULT));
     }
-  }
-
-  /** Whether {@code now} is still the tenure {@code read}: same key incarnation, etcd lease, holder. */
-  private static boolean sameTenure(KeyValue now, KeyValue read) {
-    return now != null && now.getCreateRevision() == read.getCreateRevision()
-        && now.getLease() == read.getLease() && now.getValue().equals(read.getValue());
-  }
-
-  /** The TTL a keep-alive granted, or 0 if the etcd lease no longer exists. */
-  private long keepAlive(long leaseId, Calls.Budget budget, String name) {
-    try {
-      LeaseKeepAliveResponse r = calls.retrying(() -> leases.keepAliveOnce(leaseId), budget,
-          "renew lease '" + name + "'");
-      return Math.max(0, r.getTTL());
-    } catch (LeaseStoreUnavailableException e) {
-      if (Calls.code(e) == ErrorCode.NOT_FOUND) {
-        return 0;
-      }
-      throw e;
+    List<LeaseTimeToLiveResponse> answers = calls.retryingAll(requests, budget,
+        "read the TTL of " + ids.size() + " etcd lease(s)", e -> null);
+    Map<Long, Long> seconds = new HashMap<>();
+    for (int i = 0; i < ids.size(); i++) {
+      LeaseTimeToLiveResponse t = answers.get(i);
+      seconds.put(ids.get(i), t == null ? -1 : remainingSeconds(t));
     }
+    Map<String, Optional<LeaseState.Held>> out = new HashMap<>();
+    Instant now = Instant.now();
+    refused.forEach((n, x) -> {
+      long s = seconds.getOrDefault(x.getLease(), -1L);
+      Optional<HolderId> holder = holderIfOurs(x);
+      out.put(n, s <= 0 || holder.isEmpty() ? Optional.empty()
+          : Optional.of(new LeaseState.Held(n, holder.get(), x.getCreateRevision(),
+              now.plusSeconds(s), Duration.ofSeconds(s))));
+    });
+    return out;
   }
 
   /**
-   * Releases {@code name} if {@code holder} has it: one transaction deletes the lease key (waking
-   * watchers) and records the release with its token in the companion key; then the etcd lease is
-   * revoked in the background. A lease whose TTL ran out but that etcd has not revoked yet is still
-   * in the store and is released like a live one.
+   * Releases {@code name} if {@code holder} has it: a one-name {@link #releaseAll}. The shared etcd
+   * lease stays (other names may be on it); once this store has no name on it, it is revoked.
    */
   @Override
   public boolean release(String name, HolderId holder) {
     LeaseArguments.requireName(name);
     Objects.requireNonNull(holder, "holder must not be null");
     ensureOpen();
-    ByteSequence key = keys.leaseKey(name);
-    ByteSequence lastKey = keys.lastKey(name);
+    return releaseNames(List.of(name), holder).get(name);
+  }
+
+  /**
+   * Releases every name {@code holder} has: one read of the keys (as in
+   * {@link #acquireOrRenewAll}), then transactions of {@value #RELEASE_PER_TXN} nested per-name
+   * transactions, all sent at once, each deleting the key only if it is still the tenure read (same
+   * {@code create_revision} and holder) and recording the release with its token in the companion
+   * key, in the same transaction. A lease whose TTL ran out but that etcd has not revoked yet is
+   * still in the store and is released like a live one.
+   */
+  @Override
+  public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
+    List<String> checked = LeaseArguments.requireNames(names);
+    Objects.requireNonNull(holder, "holder must not be null");
+    ensureOpen();
+    if (checked.isEmpty()) {
+      return Map.of();
+    }
+    return Collections.unmodifiableMap(releaseNames(checked, holder));
+  }
+
+  private Map<String, Boolean> releaseNames(List<String> names, HolderId holder) {
     ByteSequence holderValue = utf8(holder.value());
     Calls.Budget budget = calls.budget();
-    KeyValue current = get(key, budget, "read lease '" + name + "'");
-    if (current == null || !current.getValue().equals(holderValue)) {
-      return false;
+    Map<String, KeyValue> current = readKeys(names, budget);
+    Map<String, Boolean> results = new LinkedHashMap<>();
+    List<String> ours = new ArrayList<>();
+    List<ByteSequence> releasedValues = new ArrayList<>();
+    List<Op> children = new ArrayList<>();
+    for (String n : names) {
+      results.put(n, false);
+      KeyValue kv = current.get(n);
+      if (kv == null || !kv.getValue().equals(holderValue)) {
+        continue;
+      }
+      long token = kv.getCreateRevision();
+      ByteSequence key = keys.leaseKey(n);
+      ByteSequence lastKey = keys.lastKey(n);
+      ByteSequence released = LastTenure.released(token, holder);
+      ours.add(n);
+      releasedValues.add(released);
+      // Safe to repeat: a repeat after a lost answer finds our own release in the companion key.
+      children.add(Op.txn(new Cmp[] {new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(token)),
+              new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(holderValue))},
+          new Op[] {Op.delete(key, DeleteOption.DEFAULT), Op.put(lastKey, released, PutOption.DEFAULT)},
+          new Op[] {Op.get(lastKey, GetOption.DEFAULT)}));
     }
-    long token = current.getCreateRevision();
-    ByteSequence releasedValue = LastTenure.released(token, holder);
-    // Safe to repeat: a repeat after a lost answer finds our own release in the companion key.
-    TxnResponse r = calls.retrying(() -> kv.txn()
-        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(token)),
-            new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(holderValue)))
-        .Then(Op.delete(key, DeleteOption.DEFAULT),
-            Op.put(lastKey, releasedValue, PutOption.DEFAULT))
-        .Else(Op.get(lastKey, GetOption.DEFAULT))
-        .commit(), budget, "release '" + name + "'");
-    boolean released = r.isSucceeded();
-    if (!released) {
-      KeyValue last = first(r.getGetResponses().get(0));
-      released = last != null && last.getValue().equals(releasedValue);
+    if (!children.isEmpty()) {
+      List<TxnResponse> answers = nested(children, RELEASE_PER_TXN, budget, ours.size() == 1
+          ? "release '" + ours.get(0) + "'" : "release " + ours.size() + " leases", e -> {
+            throw e;
+          });
+      for (int i = 0; i < ours.size(); i++) {
+        TxnResponse r = answers.get(i);
+        KeyValue last = r.isSucceeded() ? null : first(r.getGetResponses().get(0));
+        results.put(ours.get(i), r.isSucceeded()
+            || (last != null && last.getValue().equals(releasedValues.get(i))));
+      }
     }
-    if (released) {
-      revokeLater(current.getLease());
-    }
-    return released;
+    shared.unhint(holder, names);
+    return results;
   }
 
   /**
@@ -396,16 +810,11 @@ public final class EtcdLeaseStore implements LeaseStore {
       LeaseTimeToLiveResponse t = calls.retrying(
           () -> leases.timeToLive(lease.getLease(), LeaseOption.DEFAULT), budget,
           "read the TTL of lease '" + name + "'");
-      long seconds;
-      if (t.getTTL() >= 0) {
-        // etcd truncates: the lease expires in under TTL + 1 seconds.
-        seconds = t.getTTL() + 1;
-        if (t.getGrantedTTL() > 0) {
-          seconds = Math.min(seconds, t.getGrantedTTL());
+      long seconds = remainingSeconds(t);
+      if (seconds < 0) {
+        if (round < MAX_ROUNDS - 1) {
+          continue; // revoked between the two reads: read again
         }
-      } else if (round < MAX_ROUNDS - 1) {
-        continue; // revoked between the two reads: read again
-      } else {
         seconds = 0; // expired, not revoked yet: contenders are still refused
       }
       Duration remaining = Duration.ofSeconds(seconds);
@@ -531,8 +940,25 @@ public final class EtcdLeaseStore implements LeaseStore {
     return new Snapshot(first(gets.get(0)), first(gets.get(1)), r.getHeader().getRevision());
   }
 
-  private KeyValue get(ByteSequence key, Calls.Budget budget, String what) {
-    return first(calls.retrying(() -> kv.get(key), budget, what));
+  /**
+   * Whole seconds until an etcd lease expires, an upper bound (etcd truncates: it expires in under
+   * TTL + 1 s, and never later than its granted TTL); -1 once it is gone.
+   */
+  private static long remainingSeconds(LeaseTimeToLiveResponse t) {
+    if (t.getTTL() < 0) {
+      return -1;
+    }
+    long seconds = t.getTTL() + 1;
+    return t.getGrantedTTL() > 0 ? Math.min(seconds, t.getGrantedTTL()) : seconds;
+  }
+
+  /** The holder of a key this store wrote; empty for a key it did not write. */
+  private static Optional<HolderId> holderIfOurs(KeyValue kv) {
+    try {
+      return kv.getLease() == 0 ? Optional.empty() : Optional.of(holderOf(kv));
+    } catch (IllegalStateException e) {
+      return Optional.empty();
+    }
   }
 
   private static KeyValue first(GetResponse r) {

@@ -185,7 +185,7 @@ class EtcdClusterFaultsTest {
     b.start();
     LeaseStore probe = store(others);
     await("b has read the lease's expiry").atMost(Duration.ofSeconds(10))
-        .until(() -> bStore.inspects() > 0);
+        .until(() -> bStore.expiryReads() > 0);
     assertThat(b.currentToken()).isZero();
     assertThat(probe.inspect(name)).isInstanceOfSatisfying(LeaseState.Held.class,
         h -> assertThat(h.lastToken()).isEqualTo(ta));

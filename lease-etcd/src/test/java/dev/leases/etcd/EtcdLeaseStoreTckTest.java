@@ -4,6 +4,7 @@ import dev.leases.LeaseStore;
 import dev.leases.tck.LeaseStoreTck;
 import dev.leases.tck.process.StoreRecipe;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
@@ -66,6 +67,18 @@ class EtcdLeaseStoreTckTest extends LeaseStoreTck {
     KeyLayout keys = new KeyLayout(prefix);
     admin.getKVClient().delete(keys.leaseKey(name)).get(10, TimeUnit.SECONDS);
     admin.getKVClient().delete(keys.lastKey(name)).get(10, TimeUnit.SECONDS);
+  }
+
+  /**
+   * Revokes, through a separate client, the etcd lease attached to {@code name}'s key: the holder's
+   * shared etcd lease, and with it every name on it.
+   */
+  @Override
+  protected boolean endSharedFate(String name) throws Exception {
+    KeyValue kv = admin.getKVClient().get(new KeyLayout(prefix).leaseKey(name))
+        .get(10, TimeUnit.SECONDS).getKvs().get(0);
+    admin.getLeaseClient().revoke(kv.getLease()).get(10, TimeUnit.SECONDS);
+    return true;
   }
 
   /** A watch on the lease key sees the {@code DELETE} and the store fires the hint. */
