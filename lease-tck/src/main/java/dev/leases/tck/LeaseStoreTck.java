@@ -759,13 +759,19 @@ public abstract class LeaseStoreTck {
     List<String> batch = List.of(leaseName(), leaseName(), leaseName());
     String single = leaseName();
     String others = leaseName();
+    // a TTL far longer than the wait below: a name that is lost within the wait was lost with the
+    // ended lease or session, not by expiring on its own
+    TtlRange r = s.ttlRange();
+    Duration longTtl = r.roundUp(Duration.ofSeconds(60)).compareTo(r.max()) > 0 ? r.max()
+        : r.roundUp(Duration.ofSeconds(60));
+    Duration lossWait = Duration.ofSeconds(10);
     Map<String, Long> tokens = new LinkedHashMap<>();
-    Map<String, AcquireResult> first = s.acquireOrRenewAll(batch, a, ttl());
+    Map<String, AcquireResult> first = s.acquireOrRenewAll(batch, a, longTtl);
     for (String n : batch) {
       tokens.put(n, batchGranted(first, n, "a free name").token());
     }
-    tokens.put(single, granted(s.acquireOrRenew(single, a, ttl()), "a single acquire").token());
-    LeaseGrant gB = granted(other.acquireOrRenew(others, b, ttl()), "b takes its own name");
+    tokens.put(single, granted(s.acquireOrRenew(single, a, longTtl), "a single acquire").token());
+    LeaseGrant gB = granted(other.acquireOrRenew(others, b, longTtl), "b takes its own name");
     if (!endSharedFate(batch.get(0))) {
       assertThat(s.release(batch.get(0), a)).isTrue();
       for (String n : List.of(batch.get(1), batch.get(2), single)) {
@@ -775,12 +781,13 @@ public abstract class LeaseStoreTck {
             .isInstanceOf(LeaseState.Held.class);
         assertThat(((LeaseState.Held) st).holder()).isEqualTo(a);
         assertThat(st.lastToken()).isEqualTo(tokens.get(n));
-        assertThat(granted(s.acquireOrRenew(n, a, ttl()), "renewing " + n).token())
+        assertThat(granted(s.acquireOrRenew(n, a, longTtl), "renewing " + n).token())
             .as("'%s' renewed with its token", n).isEqualTo(tokens.get(n));
       }
     } else {
-      await("every name of the batch, tied to the ended lease or session, is no longer held by its"
-          + " holder").atMost(expiryWait()).pollInterval(Duration.ofMillis(20))
+      await("every name of the batch (TTL " + longTtl + ") is no longer held by its holder within "
+          + lossWait + " of endSharedFate: names acquired in one batch must share the ended lease"
+          + " or session").atMost(lossWait).pollInterval(Duration.ofMillis(20))
           .until(() -> batch.stream().noneMatch(n -> heldBy(other, n, a)));
       // the single acquire may or may not share the batch's lease or session: either it was lost
       // with them, or it is still held with its token
@@ -791,7 +798,7 @@ public abstract class LeaseStoreTck {
       } else {
         tied.add(single);
       }
-      Map<String, AcquireResult> again = s.acquireOrRenewAll(tied, a, ttl());
+      Map<String, AcquireResult> again = s.acquireOrRenewAll(tied, a, longTtl);
       for (String n : tied) {
         answer(again, n).grant().ifPresent(g -> assertThat(g.token()).as("'%s' was lost with the"
             + " shared lease or session: its next grant is a new tenure, never a renewal of the"
@@ -803,6 +810,8 @@ public abstract class LeaseStoreTck {
         .isInstanceOf(LeaseState.Held.class);
     assertThat(((LeaseState.Held) st).holder()).isEqualTo(b);
     assertThat(st.lastToken()).isEqualTo(gB.token());
+    s.releaseAll(List.of(batch.get(0), batch.get(1), batch.get(2), single), a);
+    other.release(others, b);
   }
 
   private static boolean heldBy(LeaseStore s, String name, HolderId holder) {
