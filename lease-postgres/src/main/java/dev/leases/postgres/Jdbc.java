@@ -1,5 +1,6 @@
 package dev.leases.postgres;
 
+import dev.leases.LeaseException;
 import dev.leases.LeaseStoreUnavailableException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -150,11 +151,25 @@ final class Jdbc {
     }
   }
 
-  static LeaseStoreUnavailableException unavailable(String what, SQLException e) {
-    return unavailable(what, e, "the outcome is unknown");
+  /**
+   * The exception for a failed statement: {@link PostgresPermissionException} when the server
+   * refused it for want of a privilege (42501; retrying cannot help), else
+   * {@link LeaseStoreUnavailableException} with the SQLState.
+   */
+  static LeaseException failed(String what, SQLException e) {
+    if (Privileges.denied(e)) {
+      return Privileges.refused(what, e, REFUSED_OUTCOME);
+    }
+    return failed(what, e, "the outcome is unknown");
   }
 
-  static LeaseStoreUnavailableException unavailable(String what, SQLException e, String outcome) {
+  /** What a statement refused for want of a privilege did: nothing. */
+  static final String REFUSED_OUTCOME = "the refused statement changed nothing";
+
+  static LeaseException failed(String what, SQLException e, String outcome) {
+    if (Privileges.denied(e)) {
+      return Privileges.refused(what, e, outcome);
+    }
     return new LeaseStoreUnavailableException(
         what + " failed (SQLState " + e.getSQLState() + "): " + e.getMessage() + "; " + outcome,
         e);
