@@ -117,6 +117,14 @@ final class Jdbc {
     }
   }
 
+  private static final java.util.regex.Pattern URL_SECRET = java.util.regex.Pattern.compile(
+      "(?i)([?&;](?:password|sslpassword)=)[^&;]*");
+
+  /** {@code url} with the values of its password parameters replaced, for messages and logs. */
+  static String withoutSecrets(String url) {
+    return URL_SECRET.matcher(url).replaceAll("$1***");
+  }
+
   static String isolationName(int level) {
     switch (level) {
       case Connection.TRANSACTION_NONE:

@@ -64,9 +64,14 @@ final class LeastPrivilegeSchema implements AutoCloseable {
 
   /** The admin URL with {@code role} as its user (and this fixture's password). */
   String urlAs(String role) {
+    return userUrl(role) + "&password=" + password;
+  }
+
+  /** The admin URL with {@code role} as its user and no password. */
+  String userUrl(String role) {
     String url = adminUrl.replaceAll("([?&])(user|password)=[^&]*&?", "$1");
     url = url.endsWith("?") || url.endsWith("&") ? url : url + (url.contains("?") ? "&" : "?");
-    return url + "user=" + role + "&password=" + password;
+    return url + "user=" + role;
   }
 
   void admin(List<String> statements) throws SQLException {
