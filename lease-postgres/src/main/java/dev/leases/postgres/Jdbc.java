@@ -179,7 +179,24 @@ final class Jdbc {
       return Privileges.refused(what, e, outcome);
     }
     return new LeaseStoreUnavailableException(
-        what + " failed (SQLState " + e.getSQLState() + "): " + e.getMessage() + "; " + outcome,
+        what + " failed (SQLState " + e.getSQLState() + "): " + withCauses(e) + "; " + outcome,
         e);
+  }
+
+  /**
+   * {@code e}'s message followed by those of its causes that it does not already repeat: a pool's
+   * "connection is not available" says nothing of why, its cause does (a refused connection, a
+   * failed login, a server certificate that is not trusted). Driver messages carry no passwords.
+   */
+  static String withCauses(Throwable e) {
+    StringBuilder m = new StringBuilder(String.valueOf(e.getMessage()));
+    int depth = 0;
+    for (Throwable c = e.getCause(); c != null && c != e && depth < 5; c = c.getCause(), depth++) {
+      String message = c.getMessage();
+      if (message != null && m.indexOf(message) < 0) {
+        m.append(", caused by ").append(message);
+      }
+    }
+    return m.toString();
   }
 }
