@@ -53,6 +53,15 @@ final class LeastPrivilegeSchema implements AutoCloseable {
     return s;
   }
 
+  /** {@link #create}, for a kit subclass's lazily created fixture: a failure fails the test. */
+  static LeastPrivilegeSchema createOrFail(String adminUrl) {
+    try {
+      return create(adminUrl);
+    } catch (SQLException e) {
+      throw new AssertionError("creating the least-privilege schema and roles failed", e);
+    }
+  }
+
   /** A login role with the password of this fixture and exactly {@code grants}. */
   void role(String role, List<String> grants) throws SQLException {
     List<String> sql = new ArrayList<>();

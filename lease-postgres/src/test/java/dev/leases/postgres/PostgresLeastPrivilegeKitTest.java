@@ -14,11 +14,7 @@ class PostgresLeastPrivilegeKitTest extends PostgresLeaseStoreTckTest {
 
   static synchronized LeastPrivilegeSchema db() {
     if (db == null) {
-      try {
-        db = LeastPrivilegeSchema.create(PostgresServers.url());
-      } catch (java.sql.SQLException e) {
-        throw new AssertionError(e);
-      }
+      db = LeastPrivilegeSchema.createOrFail(PostgresServers.url());
     }
     return db;
   }

@@ -20,9 +20,10 @@ class PostgresTlsKitTest extends PostgresLeaseStoreTckTest {
   static synchronized LeastPrivilegeSchema db() {
     if (db == null) {
       try {
-        db = LeastPrivilegeSchema.create(TlsPostgres.shared().adminUrl());
+        String adminUrl = TlsPostgres.shared().adminUrl();
         passwordFile = Files.createTempFile("leases-pg-password-", "",
             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        db = LeastPrivilegeSchema.createOrFail(adminUrl);
         Files.writeString(passwordFile, db.password + "\n");
       } catch (Exception e) {
         throw new AssertionError(e);
