@@ -1,6 +1,8 @@
 package dev.leases.postgres;
 
+import com.zaxxer.hikari.HikariCredentialsProvider;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.util.Credentials;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -52,23 +54,30 @@ final class HikariSupport {
     if (url == null || !url.startsWith("jdbc:postgresql:")) {
       return Optional.empty();
     }
-    Properties props = new Properties();
-    props.putAll(h.getDataSourceProperties());
-    if (h.getUsername() != null) {
-      props.setProperty("user", h.getUsername());
-    }
-    if (h.getPassword() != null) {
-      props.setProperty("password", h.getPassword());
-    }
-    bounded(props, "connectTimeout", ReleaseHints.CONNECT_TIMEOUT_SECONDS);
-    bounded(props, "socketTimeout", ReleaseHints.loginTimeoutSeconds(callTimeout));
-    props.putIfAbsent("tcpKeepAlive", "true");
-    props.putIfAbsent("ApplicationName", "leases-listen");
+    Properties base = new Properties();
+    base.putAll(h.getDataSourceProperties());
+    bounded(base, "connectTimeout", ReleaseHints.CONNECT_TIMEOUT_SECONDS);
+    bounded(base, "socketTimeout", ReleaseHints.loginTimeoutSeconds(callTimeout));
+    base.putIfAbsent("tcpKeepAlive", "true");
+    base.putIfAbsent("ApplicationName", "leases-listen");
+    String shown = Jdbc.withoutSecrets(url);
     return Optional.of(() -> {
+      Properties props = new Properties();
+      props.putAll(base);
+      // the pool's credentials as it would use them for a new connection: a provider's afresh
+      HikariCredentialsProvider provider = h.getCredentialsProvider();
+      Credentials credentials = provider != null ? provider.getCredentials()
+          : h.getCredentials();
+      if (credentials != null && credentials.getUsername() != null) {
+        props.setProperty("user", credentials.getUsername());
+      }
+      if (credentials != null && credentials.getPassword() != null) {
+        props.setProperty("password", credentials.getPassword());
+      }
       try {
         return DriverManager.getConnection(url, props);
       } catch (SQLException e) {
-        throw new IllegalStateException("cannot open the LISTEN connection to " + url
+        throw new IllegalStateException("cannot open the LISTEN connection to " + shown
             + " (SQLState " + e.getSQLState() + "): " + e.getMessage(), e);
       }
     });

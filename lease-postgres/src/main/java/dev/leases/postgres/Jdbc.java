@@ -1,5 +1,6 @@
 package dev.leases.postgres;
 
+import dev.leases.LeaseException;
 import dev.leases.LeaseStoreUnavailableException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -116,6 +117,14 @@ final class Jdbc {
     }
   }
 
+  private static final java.util.regex.Pattern URL_SECRET = java.util.regex.Pattern.compile(
+      "(?i)([?&;](?:password|sslpassword)=)[^&;]*");
+
+  /** {@code url} with the values of its password parameters replaced, for messages and logs. */
+  static String withoutSecrets(String url) {
+    return URL_SECRET.matcher(url).replaceAll("$1***");
+  }
+
   static String isolationName(int level) {
     switch (level) {
       case Connection.TRANSACTION_NONE:
@@ -150,13 +159,44 @@ final class Jdbc {
     }
   }
 
-  static LeaseStoreUnavailableException unavailable(String what, SQLException e) {
-    return unavailable(what, e, "the outcome is unknown");
+  /**
+   * The exception for a failed statement: {@link PostgresPermissionException} when the server
+   * refused it for want of a privilege (42501; retrying cannot help), else
+   * {@link LeaseStoreUnavailableException} with the SQLState.
+   */
+  static LeaseException failed(String what, SQLException e) {
+    if (Privileges.denied(e)) {
+      return Privileges.refused(what, e, REFUSED_OUTCOME);
+    }
+    return failed(what, e, "the outcome is unknown");
   }
 
-  static LeaseStoreUnavailableException unavailable(String what, SQLException e, String outcome) {
+  /** What a statement refused for want of a privilege did: nothing. */
+  static final String REFUSED_OUTCOME = "the refused statement changed nothing";
+
+  static LeaseException failed(String what, SQLException e, String outcome) {
+    if (Privileges.denied(e)) {
+      return Privileges.refused(what, e, outcome);
+    }
     return new LeaseStoreUnavailableException(
-        what + " failed (SQLState " + e.getSQLState() + "): " + e.getMessage() + "; " + outcome,
+        what + " failed (SQLState " + e.getSQLState() + "): " + withCauses(e) + "; " + outcome,
         e);
+  }
+
+  /**
+   * {@code e}'s message followed by those of its causes that it does not already repeat: a pool's
+   * "connection is not available" says nothing of why, its cause does (a refused connection, a
+   * failed login, a server certificate that is not trusted). Driver messages carry no passwords.
+   */
+  static String withCauses(Throwable e) {
+    StringBuilder m = new StringBuilder(String.valueOf(e.getMessage()));
+    int depth = 0;
+    for (Throwable c = e.getCause(); c != null && c != e && depth < 5; c = c.getCause(), depth++) {
+      String message = c.getMessage();
+      if (message != null && m.indexOf(message) < 0) {
+        m.append(", caused by ").append(message);
+      }
+    }
+    return m.toString();
   }
 }

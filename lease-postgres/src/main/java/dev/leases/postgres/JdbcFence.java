@@ -80,7 +80,7 @@ public final class JdbcFence {
     this.names = b.names;
     this.callTimeout = b.callTimeout;
     this.schema = !b.createTable ? null : new SchemaCreator(dataSource, callTimeout,
-        names.qualified(), List.of(new SchemaCreator.Relation(names.quotedTable(), ddl(names))));
+        names, List.of(new SchemaCreator.Relation(names.quotedTable(), ddl(names))));
     String t = names.quotedTable();
     this.advanceSql = "INSERT INTO " + t + " AS f (resource, fence) VALUES (?, ?)"
         + " ON CONFLICT (resource) DO UPDATE"
@@ -101,6 +101,39 @@ public final class JdbcFence {
    */
   public static List<String> schemaSql(String table) {
     return List.of(ddl(parseTable(table)));
+  }
+
+  /**
+   * The least a role needs for {@link #write} on fence table {@code table}, as {@code GRANT}
+   * statements an administrator runs after {@link #schemaSql}: {@code USAGE} on a qualified
+   * table's schema and {@code SELECT, INSERT, UPDATE} on the table (the upsert reads the row it
+   * raises); no DDL (see {@link Builder#createTable}). For {@code billing.lease_fences}:
+   *
+   * <pre>
+   * GRANT USAGE ON SCHEMA "billing" TO "billing_app"
+   * GRANT SELECT, INSERT, UPDATE ON TABLE "billing"."lease_fences" TO "billing_app"
+   * </pre>
+   *
+   * The work's own tables need their own grants. A refused call throws
+   * {@link PostgresPermissionException} naming what is missing.
+   *
+   * @param role as for {@link PostgresLeaseStore#grantsSql}
+   */
+  public static List<String> grantsSql(String table, String role) {
+    return Privileges.grants(role, writeNeeds(parseTable(table)));
+  }
+
+  /** The least a role needs for {@link #highestToken}: schema {@code USAGE}, {@code SELECT}. */
+  public static List<String> observerGrantsSql(String table, String role) {
+    return Privileges.grants(role, readNeeds(parseTable(table)));
+  }
+
+  static List<Privileges.On> writeNeeds(SqlNames n) {
+    return Privileges.withSchema(n, Privileges.table(n, "SELECT", "INSERT", "UPDATE"));
+  }
+
+  private static List<Privileges.On> readNeeds(SqlNames n) {
+    return Privileges.withSchema(n, Privileges.table(n, "SELECT"));
   }
 
   private static String ddl(SqlNames n) {
@@ -134,7 +167,7 @@ public final class JdbcFence {
     try {
       c = dataSource.getConnection();
     } catch (SQLException e) {
-      throw Jdbc.unavailable(what(resource, token) + ": getting a connection", e,
+      throw Jdbc.failed(what(resource, token) + ": getting a connection", e,
           "nothing was written");
     }
     try {
@@ -158,7 +191,11 @@ public final class JdbcFence {
       advanceOrThrow(c, resource, token);
     } catch (SQLException e) {
       Jdbc.rollbackQuietly(c, e, callTimeout);
-      throw Jdbc.unavailable(what(resource, token), e, "nothing was written");
+      if (Privileges.denied(e)) { // rolled back, so the connection can be asked what is missing
+        throw Privileges.refused(what(resource, token), e, "nothing was written", c,
+            writeNeeds(names), callTimeout);
+      }
+      throw Jdbc.failed(what(resource, token), e, "nothing was written");
     } catch (RuntimeException e) {
       Jdbc.rollbackQuietly(c, e, callTimeout);
       throw e;
@@ -178,7 +215,7 @@ public final class JdbcFence {
       try {
         c.commit();
       } catch (SQLException e) {
-        throw Jdbc.unavailable(what(resource, token) + ": the commit", e,
+        throw Jdbc.failed(what(resource, token) + ": the commit", e,
             "the outcome is unknown: the work may or may not have been committed");
       }
       c.setAutoCommit(true); // the transaction has ended: leave the connection as we found it
@@ -224,8 +261,12 @@ public final class JdbcFence {
       Jdbc.requireReadCommitted(connection, "JdbcFence.write(Connection, ...)");
       advanceOrThrow(connection, resource, token);
     } catch (SQLException e) {
-      throw Jdbc.unavailable(what(resource, token), e,
-          "nothing was written; the transaction is aborted: roll it back");
+      String outcome = "nothing was written; the transaction is aborted: roll it back";
+      if (Privileges.denied(e)) {
+        throw Privileges.refused(what(resource, token), e, outcome, null, writeNeeds(names),
+            callTimeout);
+      }
+      throw Jdbc.failed(what(resource, token), e, outcome);
     }
     try {
       return work.run(connection);
@@ -241,9 +282,17 @@ public final class JdbcFence {
     ensureSchema();
     try (Connection c = dataSource.getConnection()) {
       Jdbc.prepare(c, false, callTimeout);
-      return read(c, resource);
+      try {
+        return read(c, resource);
+      } catch (SQLException e) {
+        if (Privileges.denied(e)) {
+          throw Privileges.refused("reading the fence of '" + resource + "' in " + names, e,
+              Jdbc.REFUSED_OUTCOME, c, readNeeds(names), callTimeout);
+        }
+        throw e;
+      }
     } catch (SQLException e) {
-      throw Jdbc.unavailable("reading the fence of '" + resource + "' in " + names, e,
+      throw Jdbc.failed("reading the fence of '" + resource + "' in " + names, e,
           "nothing was changed");
     }
   }

@@ -99,7 +99,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
         .createTable(b.createTable).build();
     List<String> ddl = ddl(names);
     this.schema = !b.createTable ? null : new SchemaCreator(dataSource, callTimeout,
-        names.qualified(), List.of(
+        names, List.of(
             new SchemaCreator.Relation(names.quotedTable(), ddl.get(0)),
             new SchemaCreator.Relation(names.quoted(names.table() + COMPLETED_INDEX), ddl.get(1)),
             new SchemaCreator.Relation(names.quoted(names.table() + JOB_INDEX), ddl.get(2))));
@@ -126,6 +126,28 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
    */
   public static List<String> schemaSql(String table) {
     return ddl(parseTable(table));
+  }
+
+  /**
+   * The least a role needs to run jobs through a ledger on attempts table {@code table} and fence
+   * table {@code fenceTable}, as {@code GRANT} statements an administrator runs after
+   * {@link #schemaSql} and {@link JdbcFence#schemaSql}: {@code USAGE} on qualified tables'
+   * schemas, {@code SELECT, INSERT, UPDATE} on both tables (the attempts' identity column needs no
+   * grant of its own); no DDL (see {@link Builder#createTable}). A refused call throws
+   * {@link PostgresPermissionException}.
+   *
+   * @param role as for {@link PostgresLeaseStore#grantsSql}
+   */
+  public static List<String> grantsSql(String table, String fenceTable, String role) {
+    SqlNames n = parseTable(table);
+    List<String> grants = new ArrayList<>(Privileges.grants(role,
+        Privileges.withSchema(n, Privileges.table(n, "SELECT", "INSERT", "UPDATE"))));
+    for (String g : JdbcFence.grantsSql(fenceTable, role)) {
+      if (!grants.contains(g)) { // the schema's USAGE, when both tables share it
+        grants.add(g);
+      }
+    }
+    return List.copyOf(grants);
   }
 
   private static List<String> ddl(SqlNames n) {
@@ -171,7 +193,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
         return done.isPresent() ? done.get() : insertStarted(c, job, run, token, holder);
       });
     } catch (SQLException e) {
-      throw Jdbc.unavailable(what + " (run table " + names + ")", e,
+      throw Jdbc.failed(what + " (run table " + names + ")", e,
           "if the commit failed, the outcome is unknown; otherwise nothing was recorded");
     }
   }
@@ -199,10 +221,10 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
       });
     } catch (SQLException e) {
       if ("23505".equals(e.getSQLState())) { // another attempt completed (job, run) first
-        return completion(attempt.job(), attempt.run()).orElseThrow(() -> Jdbc.unavailable(
+        return completion(attempt.job(), attempt.run()).orElseThrow(() -> Jdbc.failed(
             what + ": unique violation, yet no completion is visible", e, "rolled back"));
       }
-      throw Jdbc.unavailable(what + " (run table " + names + ")", e,
+      throw Jdbc.failed(what + " (run table " + names + ")", e,
           "if the commit failed, the outcome is unknown; otherwise the work was rolled back");
     }
   }
@@ -289,7 +311,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
       c.setNetworkTimeout(Jdbc.DIRECT, networkTimeout);
       return result;
     } catch (SQLException e) {
-      throw Jdbc.unavailable(what + " (run table " + names + ")", e);
+      throw Jdbc.failed(what + " (run table " + names + ")", e);
     } finally {
       close(c);
     }
@@ -299,7 +321,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     try {
       return dataSource.getConnection();
     } catch (SQLException e) {
-      throw Jdbc.unavailable(what + ": getting a connection", e, "nothing was done");
+      throw Jdbc.failed(what + ": getting a connection", e, "nothing was done");
     }
   }
 

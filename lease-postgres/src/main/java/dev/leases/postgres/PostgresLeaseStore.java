@@ -132,6 +132,9 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final String tokenSql;
   private final String sequenceBoundSql;
   private final String inspectSql;
+  private final List<Privileges.On> needsToGrant;
+  private final List<Privileges.On> needsToRelease;
+  private final List<Privileges.On> needsToRead;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private PostgresLeaseStore(Builder b) {
@@ -140,6 +143,9 @@ public final class PostgresLeaseStore implements LeaseStore {
     this.channel = names.qualified() + CHANNEL_SUFFIX;
     this.callTimeout = b.callTimeout;
     this.owned = b.owned;
+    this.needsToGrant = grantNeeds(names);
+    this.needsToRelease = releaseNeeds(names);
+    this.needsToRead = readNeeds(names);
     boolean hikari = HikariSupport.isHikari(dataSource);
     this.isolationKnownGood = hikari && HikariSupport.readCommittedAutocommit(dataSource);
     Supplier<Connection> listen = b.listenConnection;
@@ -153,7 +159,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     this.hints = new ReleaseHints(channel, listen, callTimeout);
     List<String> ddl = ddl(names);
     this.schema = !b.createTable ? null : new SchemaCreator(dataSource, callTimeout,
-        names.qualified(), List.of(
+        names, List.of(
             new SchemaCreator.Relation(names.quoted(names.table() + SEQUENCE_SUFFIX), ddl.get(0)),
             new SchemaCreator.Relation(names.quotedTable(), ddl.get(1))));
 
@@ -221,13 +227,72 @@ public final class PostgresLeaseStore implements LeaseStore {
   /**
    * The DDL this store runs when {@link Builder#createTable} is on (the default), for schemas
    * managed by hand or by a migration tool: a sequence and a table, each {@code IF NOT EXISTS}.
-   * The store's role needs {@code SELECT, INSERT, UPDATE} on the table and {@code USAGE, SELECT} on
-   * the sequence.
+   * Run it as the role that is to own them (an administrator); the store's own role then needs
+   * only {@link #grantsSql}.
    *
    * @param table as for {@link Builder#table}
    */
   public static List<String> schemaSql(String table) {
     return ddl(parseTable(table));
+  }
+
+  /**
+   * The least a role needs to hold leases with a store on {@code table}, as {@code GRANT}
+   * statements an administrator runs after {@link #schemaSql}: {@code USAGE} on the schema (only
+   * for a qualified {@code schema.table}; an unqualified table is found on the role's
+   * {@code search_path}, and {@code public} grants {@code USAGE} to every role by default),
+   * {@code SELECT, INSERT, UPDATE} on the table ({@code SELECT} because the grant reads the row it
+   * updates; never {@code DELETE}: rows are kept) and {@code USAGE, SELECT} on the token sequence
+   * ({@code USAGE} for {@code nextval}, {@code SELECT} for {@link #token} and {@link #inspect} of a
+   * name without a row). No DDL: with the relations in place the store creates nothing (its check
+   * for them needs no privilege), and {@link Builder#createTable createTable(false)} skips even
+   * that check. {@link #onRelease}'s {@code LISTEN} and release's {@code pg_notify} need nothing
+   * beyond PostgreSQL's defaults. For example, for {@code billing.leases} and role
+   * {@code billing_app}:
+   *
+   * <pre>
+   * GRANT USAGE ON SCHEMA "billing" TO "billing_app"
+   * GRANT SELECT, INSERT, UPDATE ON TABLE "billing"."leases" TO "billing_app"
+   * GRANT USAGE, SELECT ON SEQUENCE "billing"."leases_token_seq" TO "billing_app"
+   * </pre>
+   *
+   * A call the server refuses for want of a privilege throws {@link PostgresPermissionException}
+   * naming what is missing. Add {@link JdbcFence#grantsSql} for fenced writes.
+   *
+   * @param table as for {@link Builder#table}
+   * @param role the role as PostgreSQL stores it (lower case if it was created unquoted); it is
+   *     double-quoted in the statements
+   */
+  public static List<String> grantsSql(String table, String role) {
+    SqlNames n = parseTable(table);
+    return Privileges.grants(role, Privileges.withSchema(n,
+        Privileges.table(n, "SELECT", "INSERT", "UPDATE"),
+        Privileges.sequence(n, SEQUENCE_SUFFIX, "USAGE", "SELECT")));
+  }
+
+  /**
+   * The least a read-only role needs for {@link #inspect}, {@link #token} and {@link #onRelease}
+   * on {@code table}: {@code USAGE} on a qualified table's schema, {@code SELECT} on the table and
+   * on the token sequence. Such a role's {@link #acquireOrRenew}, {@link #release} and their batch
+   * forms throw {@link PostgresPermissionException}. Parameters as for {@link #grantsSql}.
+   */
+  public static List<String> observerGrantsSql(String table, String role) {
+    return Privileges.grants(role, readNeeds(parseTable(table)));
+  }
+
+  /** What {@link #token} and {@link #inspect} need; the other calls' needs follow. */
+  private static List<Privileges.On> readNeeds(SqlNames n) {
+    return Privileges.withSchema(n,
+        Privileges.table(n, "SELECT"), Privileges.sequence(n, SEQUENCE_SUFFIX, "SELECT"));
+  }
+
+  private static List<Privileges.On> grantNeeds(SqlNames n) {
+    return Privileges.withSchema(n, Privileges.table(n, "SELECT", "INSERT", "UPDATE"),
+        Privileges.sequence(n, SEQUENCE_SUFFIX, "USAGE"));
+  }
+
+  private static List<Privileges.On> releaseNeeds(SqlNames n) {
+    return Privileges.withSchema(n, Privileges.table(n, "SELECT", "UPDATE"));
   }
 
   private static List<String> ddl(SqlNames n) {
@@ -254,7 +319,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
     Duration granted = checkAcquire(name, holder, ttl);
-    return call("acquireOrRenew", name, c -> acquire(c, name, holder, granted));
+    return call("acquireOrRenew", name, needsToGrant, c -> acquire(c, name, holder, granted));
   }
 
   /**
@@ -288,7 +353,11 @@ public final class PostgresLeaseStore implements LeaseStore {
       Jdbc.requireReadCommitted(connection, "acquireOrRenew(Connection, ...)");
       return acquire(connection, name, holder, granted);
     } catch (SQLException e) {
-      throw Jdbc.unavailable(what("acquireOrRenew", name), e);
+      if (Privileges.denied(e)) { // the caller's transaction is aborted: nothing can be asked
+        throw Privileges.refused(what("acquireOrRenew", name), e,
+            "the transaction is aborted: roll it back", null, needsToGrant, callTimeout);
+      }
+      throw Jdbc.failed(what("acquireOrRenew", name), e);
     }
   }
 
@@ -338,7 +407,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     LeaseArguments.requireName(name);
     Objects.requireNonNull(holder, "holder must not be null");
     ensureOpen();
-    boolean released = call("release", name, c -> {
+    boolean released = call("release", name, needsToRelease, c -> {
       try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
         Jdbc.bound(ps, callTimeout);
         ps.setString(1, name);
@@ -371,7 +440,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     if (checked.isEmpty()) {
       return Map.of();
     }
-    Map<String, AcquireResult> answers = callBatch("acquireOrRenewAll", checked, c -> {
+    Map<String, AcquireResult> answers = callBatch("acquireOrRenewAll", checked, needsToGrant, c -> {
       try (PreparedStatement ps = c.prepareStatement(acquireAllSql)) {
         Jdbc.bound(ps, callTimeout);
         java.sql.Array array = c.createArrayOf("text", checked.toArray());
@@ -438,7 +507,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     if (checked.isEmpty()) {
       return Map.of();
     }
-    Map<String, Boolean> released = callBatch("releaseAll", checked, c -> {
+    Map<String, Boolean> released = callBatch("releaseAll", checked, needsToRelease, c -> {
       try (PreparedStatement ps = c.prepareStatement(releaseAllSql)) {
         Jdbc.bound(ps, callTimeout);
         java.sql.Array array = c.createArrayOf("text", checked.toArray());
@@ -482,7 +551,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   public OptionalLong token(String name) {
     LeaseArguments.requireName(name);
     ensureOpen();
-    return call("token", name, c -> {
+    return call("token", name, needsToRead, c -> {
       try (PreparedStatement ps = c.prepareStatement(tokenSql)) {
         Jdbc.bound(ps, callTimeout);
         ps.setString(1, name);
@@ -519,7 +588,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   public LeaseState inspect(String name) {
     LeaseArguments.requireName(name);
     ensureOpen();
-    return call("inspect", name, c -> {
+    return call("inspect", name, needsToRead, c -> {
       try (PreparedStatement ps = c.prepareStatement(inspectSql)) {
         Jdbc.bound(ps, callTimeout);
         ps.setString(1, name);
@@ -601,22 +670,34 @@ public final class PostgresLeaseStore implements LeaseStore {
     T run(Connection c) throws SQLException;
   }
 
-  private <T> T call(String operation, String name, SqlCall<T> body) {
-    return call(() -> what(operation, name), body);
+  private <T> T call(String operation, String name, List<Privileges.On> needs, SqlCall<T> body) {
+    return call(() -> what(operation, name), needs, body);
   }
 
-  private <T> T callBatch(String operation, List<String> batch, SqlCall<T> body) {
+  private <T> T callBatch(String operation, List<String> batch, List<Privileges.On> needs,
+      SqlCall<T> body) {
     return call(() -> operation + " of " + batch.size() + " leases (the first '" + batch.get(0)
-        + "') in table " + names, body);
+        + "') in table " + names, needs, body);
   }
 
-  private <T> T call(Supplier<String> what, SqlCall<T> body) {
+  /**
+   * Runs {@code body} on a pool connection. A refusal for want of a privilege is diagnosed on the
+   * same connection (autocommit, so usable after the error) against {@code needs}.
+   */
+  private <T> T call(Supplier<String> what, List<Privileges.On> needs, SqlCall<T> body) {
     ensureSchema();
     try (Connection c = dataSource.getConnection()) {
       Jdbc.prepare(c, isolationKnownGood, callTimeout);
-      return body.run(c);
+      try {
+        return body.run(c);
+      } catch (SQLException e) {
+        if (Privileges.denied(e)) {
+          throw Privileges.refused(what.get(), e, Jdbc.REFUSED_OUTCOME, c, needs, callTimeout);
+        }
+        throw e;
+      }
     } catch (SQLException e) {
-      throw Jdbc.unavailable(what.get(), e);
+      throw Jdbc.failed(what.get(), e);
     }
   }
 

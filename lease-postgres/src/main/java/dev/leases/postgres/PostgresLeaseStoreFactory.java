@@ -3,10 +3,21 @@ package dev.leases.postgres;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.LeaseStoreFactory;
+import com.zaxxer.hikari.util.Credentials;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
+import java.util.regex.Pattern;
 
 /**
  * Opens a {@link PostgresLeaseStore} with its own small HikariCP pool (closed with the store), so
@@ -15,7 +26,21 @@ import java.util.TreeSet;
  * <ul>
  *   <li>{@code jdbcUrl} (required): {@code jdbc:postgresql://host:port/db}, optionally with
  *       {@code ?user=...&password=...}
- *   <li>{@code username}, {@code password} (optional)
+ *   <li>{@code username} (optional)
+ *   <li>the password, at most one of (optional; a password also in {@code jdbcUrl} is refused):
+ *       <ul>
+ *         <li>{@code passwordFile}: a file holding it (one trailing line break is dropped), read
+ *             again for every new connection, so that a rotated secret (a mounted Kubernetes or
+ *             Vault file) is picked up without a restart;
+ *         <li>{@code passwordEnv}: the name of an environment variable holding it, read once when
+ *             the store is opened;
+ *         <li>{@code password}: the password itself (it then sits in the settings map).
+ *       </ul>
+ *       The store never logs a password or puts one in an exception message.
+ *   <li>{@code createTable} (optional, {@code true} or {@code false}, default true): see
+ *       {@link PostgresLeaseStore.Builder#createTable}; {@code false} for a role without DDL rights
+ *       whose relations an administrator created from {@link PostgresLeaseStore#schemaSql} (with a
+ *       role of {@link PostgresLeaseStore#grantsSql}, true also works: it only looks them up).
  *   <li>{@code table} (optional, default {@value PostgresLeaseStore#DEFAULT_TABLE}; see
  *       {@link PostgresLeaseStore.Builder#table})
  *   <li>{@code callTimeoutMillis} (optional, default 5000): the statement timeout, also used as the
@@ -31,15 +56,28 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
   public static final String JDBC_URL = "jdbcUrl";
   public static final String USERNAME = "username";
   public static final String PASSWORD = "password";
+  public static final String PASSWORD_FILE = "passwordFile";
+  public static final String PASSWORD_ENV = "passwordEnv";
   public static final String TABLE = "table";
   public static final String CALL_TIMEOUT_MILLIS = "callTimeoutMillis";
+  public static final String CREATE_TABLE = "createTable";
 
-  private static final Set<String> KNOWN =
-      Set.of(JDBC_URL, USERNAME, PASSWORD, TABLE, CALL_TIMEOUT_MILLIS);
+  private static final Set<String> KNOWN = Set.of(JDBC_URL, USERNAME, PASSWORD, PASSWORD_FILE,
+      PASSWORD_ENV, TABLE, CALL_TIMEOUT_MILLIS, CREATE_TABLE);
+  private static final Pattern URL_PASSWORD = Pattern.compile("[?&;]password=", Pattern.CASE_INSENSITIVE);
   private static final int POOL_SIZE = 4;
   private static final long HIKARI_MIN_TIMEOUT_MILLIS = 250;
 
-  public PostgresLeaseStoreFactory() {}
+  private final UnaryOperator<String> environment;
+
+  public PostgresLeaseStoreFactory() {
+    this(System::getenv);
+  }
+
+  /** With another environment than the process's, for tests. */
+  PostgresLeaseStoreFactory(UnaryOperator<String> environment) {
+    this.environment = environment;
+  }
 
   @Override
   public PostgresLeaseStore open(Map<String, String> settings) {
@@ -70,14 +108,25 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
     if (table != null) {
       builder.table(table);
     }
+    String create = settings.get(CREATE_TABLE);
+    if (create != null) {
+      if (!create.trim().equalsIgnoreCase("true") && !create.trim().equalsIgnoreCase("false")) {
+        throw new IllegalArgumentException("setting '" + CREATE_TABLE + "' must be true or false,"
+            + " got '" + create + "'");
+      }
+      builder.createTable(Boolean.parseBoolean(create.trim()));
+    }
+    Supplier<String> password = password(settings, url);
 
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(url);
     if (settings.get(USERNAME) != null) {
       config.setUsername(settings.get(USERNAME));
     }
-    if (settings.get(PASSWORD) != null) {
-      config.setPassword(settings.get(PASSWORD));
+    if (password != null) {
+      String username = settings.get(USERNAME);
+      // asked for every new connection (HikariCP's provider), so a rotated file is picked up
+      config.setCredentialsProvider(() -> Credentials.of(username, password.get()));
     }
     long poolTimeout = Math.max(HIKARI_MIN_TIMEOUT_MILLIS, callTimeout.toMillis());
     config.setConnectionTimeout(poolTimeout);
@@ -92,5 +141,64 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
     config.addDataSourceProperty("ApplicationName", "leases");
     HikariDataSource pool = new HikariDataSource(config);
     return builder.dataSource(pool).closeWithStore(pool).build();
+  }
+
+  /**
+   * Where the password comes from: at most one of the three settings, and not with a password in
+   * the URL (the driver would silently prefer the URL's). Null when none is set. Messages name
+   * settings, files and variables, never a password.
+   */
+  private Supplier<String> password(Map<String, String> settings, String url) {
+    List<String> given = new ArrayList<>();
+    for (String key : List.of(PASSWORD, PASSWORD_FILE, PASSWORD_ENV)) {
+      if (settings.get(key) != null) {
+        given.add(key);
+      }
+    }
+    if (URL_PASSWORD.matcher(url).find()) {
+      given.add(JDBC_URL + " (its password parameter)");
+    }
+    if (given.size() > 1) {
+      throw new IllegalArgumentException("give the password one way, not " + given
+          + ": prefer '" + PASSWORD_FILE + "' or '" + PASSWORD_ENV + "' to a password in the"
+          + " settings or the URL");
+    }
+    if (settings.get(PASSWORD) != null) {
+      String inline = settings.get(PASSWORD);
+      return () -> inline;
+    }
+    String variable = settings.get(PASSWORD_ENV);
+    if (variable != null) {
+      String value = environment.apply(variable);
+      if (value == null || value.isEmpty()) {
+        throw new IllegalArgumentException("setting '" + PASSWORD_ENV + "' names the environment"
+            + " variable " + variable + ", which is not set or empty");
+      }
+      return () -> value;
+    }
+    String file = settings.get(PASSWORD_FILE);
+    if (file != null) {
+      Path path = Path.of(file);
+      readPassword(path, IllegalArgumentException::new); // refuse a missing file up front
+      return () -> readPassword(path, IllegalStateException::new);
+    }
+    return null;
+  }
+
+  private static String readPassword(Path path, Function<String, RuntimeException> failure) {
+    String content;
+    try {
+      content = Files.readString(path, StandardCharsets.UTF_8);
+    } catch (IOException | RuntimeException e) {
+      throw failure.apply("setting '" + PASSWORD_FILE + "': cannot read the password file "
+          + path + " (" + e.getClass().getSimpleName() + ")");
+    }
+    String password = content.endsWith("\r\n") ? content.substring(0, content.length() - 2)
+        : content.endsWith("\n") ? content.substring(0, content.length() - 1) : content;
+    if (password.isEmpty()) {
+      throw failure.apply("setting '" + PASSWORD_FILE + "': the password file " + path
+          + " is empty");
+    }
+    return password;
   }
 }

@@ -33,14 +33,21 @@ final class SchemaCreator {
   private final Duration timeout;
   private final String lockKey;
   private final List<Relation> relations;
+  private final SqlNames names;
   private final Object lock = new Object();
   private volatile boolean done;
 
-  SchemaCreator(DataSource dataSource, Duration timeout, String lockKey, List<Relation> relations) {
+  /**
+   * @param names the relations' table name: their schema (when qualified) is where they are
+   *     created, and where a refusal is diagnosed
+   * @param relations in creation order
+   */
+  SchemaCreator(DataSource dataSource, Duration timeout, SqlNames names, List<Relation> relations) {
     this.dataSource = dataSource;
     this.timeout = timeout;
-    this.lockKey = lockKey;
+    this.lockKey = names.qualified();
     this.relations = List.copyOf(relations);
+    this.names = names;
   }
 
   /** Creates what is missing, once; until it succeeds, every call tries again. */
@@ -53,25 +60,26 @@ final class SchemaCreator {
         return;
       }
       try {
-        create();
+        create(what);
       } catch (SQLException first) {
         if (!isDuplicate(first)) {
-          throw Jdbc.unavailable("creating " + what, first);
+          throw Jdbc.failed("creating " + what, first);
         }
         try {
-          create();
+          create(what);
         } catch (SQLException e) {
-          throw Jdbc.unavailable("creating " + what, e);
+          throw Jdbc.failed("creating " + what, e);
         }
       }
       done = true;
     }
   }
 
-  private void create() throws SQLException {
+  private void create(String what) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
       Jdbc.prepare(c, false, timeout);
       c.setAutoCommit(false);
+      boolean creating = false;
       try {
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)")) {
           Jdbc.bound(ps, timeout);
@@ -80,7 +88,14 @@ final class SchemaCreator {
           ps.execute();
         }
         for (Relation r : relations) {
-          createIfMissing(c, r);
+          if (missing(c, r)) {
+            creating = true;
+            try (Statement s = c.createStatement()) {
+              Jdbc.bound(s, timeout);
+              s.execute(r.ddl());
+            }
+            log.info("created {}", r.quotedName());
+          }
         }
         c.commit();
         c.setAutoCommit(true);
@@ -91,27 +106,29 @@ final class SchemaCreator {
         } catch (SQLException suppressed) {
           e.addSuppressed(suppressed);
         }
+        if (e instanceof SQLException s && Privileges.denied(s)) {
+          // looking a relation up needs USAGE on its schema; creating one needs CREATE there too
+          List<Privileges.On> needs = creating
+              ? Privileges.onSchema(names, "USAGE", "CREATE") : Privileges.onSchema(names, "USAGE");
+          throw Privileges.refused((creating ? "creating " : "looking up ") + what, s,
+              "nothing was created. Rather than granting DDL rights, an administrator can create"
+                  + " the relations ahead of time from schemaSql() and grant only grantsSql()",
+              c, needs, timeout);
+        }
         throw e;
       }
     }
   }
 
-  private void createIfMissing(Connection c, Relation r) throws SQLException {
+  private boolean missing(Connection c, Relation r) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NULL")) {
       Jdbc.bound(ps, timeout);
       ps.setString(1, r.quotedName());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        if (!rs.getBoolean(1)) {
-          return;
-        }
+        return rs.getBoolean(1);
       }
     }
-    try (Statement s = c.createStatement()) {
-      Jdbc.bound(s, timeout);
-      s.execute(r.ddl());
-    }
-    log.info("created {}", r.quotedName());
   }
 
   private static boolean isDuplicate(SQLException e) {

@@ -85,6 +85,16 @@ final class SqlNames {
     return table;
   }
 
+  /** The schema part, or null when unqualified. */
+  String schema() {
+    return schema;
+  }
+
+  /** The schema, quoted; only for a qualified name. */
+  String quotedSchema() {
+    return quote(schema);
+  }
+
   /** {@code schema.table} or {@code table}, as the user wrote it. */
   String qualified() {
     return plain(table);

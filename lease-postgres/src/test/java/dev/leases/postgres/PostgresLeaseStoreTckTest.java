@@ -7,8 +7,14 @@ import dev.leases.LeaseStore;
 import dev.leases.spi.ForwardingLeaseStore;
 import dev.leases.tck.LeaseStoreTck;
 import dev.leases.tck.process.StoreRecipe;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
 
@@ -17,12 +23,24 @@ import java.util.Map;
  * {@code $LEASES_POSTGRES_URL} (then the restart scenario needs the cluster of
  * {@code scripts/start-external-postgres.sh}). A {@code DELETE} by hand sends no NOTIFY, so the kit
  * expects no hint for it. Every client (and the child JVMs) opens its own pool through
- * {@link PostgresLeaseStoreFactory}, as separate processes would.
+ * {@link PostgresLeaseStoreFactory} from {@link #settings()}, as separate processes would;
+ * subclasses run the whole kit with other settings (a least-privilege role, TLS).
  */
 class PostgresLeaseStoreTckTest extends LeaseStoreTck {
 
-  private static Map<String, String> settings() {
+  /** The factory settings every client of this run opens its store with. */
+  protected Map<String, String> settings() {
     return Map.of(PostgresLeaseStoreFactory.JDBC_URL, PostgresServers.url());
+  }
+
+  /** The lease table those settings name. */
+  protected String table() {
+    return PostgresLeaseStore.DEFAULT_TABLE;
+  }
+
+  /** The URL of a role that may delete lease rows behind the store's back. */
+  protected String adminUrl() {
+    return PostgresServers.url();
   }
 
   @Override
@@ -35,18 +53,36 @@ class PostgresLeaseStoreTckTest extends LeaseStoreTck {
     return new StoreRecipe(PostgresLeaseStoreFactory.class, settings());
   }
 
-  @Override
-  protected int storePort() {
-    return java.net.URI.create(PostgresServers.url().substring("jdbc:".length())).getPort();
+  private String url() {
+    return settings().get(PostgresLeaseStoreFactory.JDBC_URL);
   }
 
-  /** A store on its own pool through {@code port}; closing the store closes the pool. */
+  @Override
+  protected int storePort() {
+    return java.net.URI.create(url().substring("jdbc:".length())).getPort();
+  }
+
+  /**
+   * A store on a pool of its own through {@code port} (the URL, table, {@code createTable} and
+   * password file of {@link #settings()}); closing the store closes the pool.
+   */
   @Override
   protected LeaseStore newStoreVia(int port, Duration callTimeout) {
-    String url = PostgresServers.url().replaceFirst(":" + storePort() + "/", ":" + port + "/");
-    HikariDataSource pool = PostgresServers.pool(url, 2,
-        config -> config.setConnectionTimeout(callTimeout.toMillis() + 250));
-    LeaseStore store = PostgresLeaseStore.builder(pool).callTimeout(callTimeout).build();
+    Map<String, String> s = settings();
+    String via = url().replaceFirst(":" + storePort() + "/", ":" + port + "/");
+    HikariDataSource pool = PostgresServers.pool(via, 2, config -> {
+      config.setConnectionTimeout(callTimeout.toMillis() + 250);
+      String file = s.get(PostgresLeaseStoreFactory.PASSWORD_FILE);
+      if (file != null) {
+        try {
+          config.setPassword(Files.readString(Path.of(file)).strip());
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      }
+    });
+    LeaseStore store = PostgresLeaseStore.builder(pool).callTimeout(callTimeout).table(table())
+        .createTable(!"false".equals(s.get(PostgresLeaseStoreFactory.CREATE_TABLE))).build();
     return new ForwardingLeaseStore(store) {
       @Override
       public void close() {
@@ -67,10 +103,14 @@ class PostgresLeaseStoreTckTest extends LeaseStoreTck {
 
   @Override
   protected void deleteOutOfBand(String name) throws Exception {
-    try (Connection c = PostgresServers.connect();
-        PreparedStatement ps = c.prepareStatement("DELETE FROM leases WHERE name = ?")) {
+    try (Connection c = admin();
+        PreparedStatement ps = c.prepareStatement("DELETE FROM " + table() + " WHERE name = ?")) {
       ps.setString(1, name);
       assertThat(ps.executeUpdate()).as("rows deleted for %s", name).isEqualTo(1);
     }
+  }
+
+  private Connection admin() throws SQLException {
+    return DriverManager.getConnection(adminUrl());
   }
 }

@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.Map;
+import java.util.function.Consumer;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -18,15 +20,29 @@ import java.util.stream.Stream;
 final class RestartablePostgres implements AutoCloseable {
 
   private final Path dataDir;
+  private final Map<String, String> config;
+  private final Consumer<Path> customizer;
   private int port;
   private EmbeddedPostgres server;
 
-  private RestartablePostgres(Path dataDir) {
+  private RestartablePostgres(Path dataDir, Map<String, String> config, Consumer<Path> customizer) {
     this.dataDir = dataDir;
+    this.config = Map.copyOf(config);
+    this.customizer = customizer;
   }
 
   static RestartablePostgres start() throws IOException {
-    RestartablePostgres p = new RestartablePostgres(Files.createTempDirectory("leases-pg-restart-"));
+    return start(Map.of(), dir -> {});
+  }
+
+  /**
+   * A server with extra {@code postgresql.conf} settings ({@code -c key=value}), whose data
+   * directory {@code customizer} may change (e.g. its {@code pg_hba.conf}) before every start.
+   */
+  static RestartablePostgres start(Map<String, String> config, Consumer<Path> customizer)
+      throws IOException {
+    RestartablePostgres p = new RestartablePostgres(
+        Files.createTempDirectory("leases-pg-restart-"), config, customizer);
     p.startServer();
     return p;
   }
@@ -69,7 +85,9 @@ final class RestartablePostgres implements AutoCloseable {
         .setDataDirectory(dataDir)
         .setCleanDataDirectory(false)
         .setPGStartupWait(Duration.ofSeconds(60))
-        .setServerConfig("synchronous_commit", "on");
+        .setServerConfig("synchronous_commit", "on")
+        .setDataDirectoryCustomizer(dir -> customizer.accept(dir.toPath()));
+    config.forEach(b::setServerConfig);
     if (port != 0) {
       b.setPort(port);
     }
