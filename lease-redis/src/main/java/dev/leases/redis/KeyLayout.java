@@ -84,6 +84,12 @@ final class KeyLayout {
     return "{" + prefix + ":" + encode(LeaseArguments.requireName(name)) + "}";
   }
 
+  /** The lease, fence and last keys of {@code name}, in that order (one encoding of the name). */
+  List<String> leaseKeys(String name) {
+    String tag = tag(name);
+    return List.of(tag + LEASE, tag + FENCE, tag + LAST);
+  }
+
   String leaseKey(String name) {
     return tag(name) + LEASE;
   }

@@ -289,7 +289,7 @@ public final class RedisLeaseStore implements LeaseStore {
     long ttlMs = TTL_RANGE.roundUp(ttl).toMillis();
     String[] args = {holder.value(), Long.toString(ttlMs)};
     return batch(Scripts.ACQUIRE_OR_RENEW, names,
-        n -> List.of(keys.leaseKey(n), keys.fenceKey(n), keys.lastKey(n)), group -> args,
+        keys::leaseKeys, group -> args,
         (name, entry) -> {
           List<Object> e = entry instanceof List<?> l ? cast(l) : List.of();
           long status = number(e, 0);
@@ -347,7 +347,10 @@ public final class RedisLeaseStore implements LeaseStore {
   }
 
   private Map<String, Boolean> release(List<String> names, HolderId holder, boolean single) {
-    return batch(Scripts.RELEASE, names, n -> List.of(keys.leaseKey(n), keys.lastKey(n)),
+    return batch(Scripts.RELEASE, names, n -> {
+          List<String> k = keys.leaseKeys(n);
+          return List.of(k.get(0), k.get(2));
+        },
         group -> {
           String[] args = new String[group.size() + 2];
           args[0] = holder.value();
@@ -531,7 +534,7 @@ public final class RedisLeaseStore implements LeaseStore {
    * where the name's UTF-8 bytes outside {@code A-Z a-z 0-9 - . _ ~ /} are percent-encoded.
    */
   public List<String> keysOf(String name) {
-    return List.of(keys.leaseKey(name), keys.fenceKey(name), keys.lastKey(name));
+    return keys.leaseKeys(name);
   }
 
   /** The pub/sub channel that announces releases; each message is a lease name. */
