@@ -119,6 +119,9 @@ final class KeyLayout {
    * the order of {@code names} within them, and come in the order of their first name.
    */
   List<List<String>> scriptGroups(List<String> names, boolean bySlot) {
+    if (!bySlot && names.size() <= MAX_NAMES_PER_SCRIPT) {
+      return List.of(names);
+    }
     Map<Integer, List<String>> bySlots = new LinkedHashMap<>();
     for (String n : names) {
       int slot = bySlot ? SlotHash.getSlot(tag(n)) : 0;
