@@ -17,9 +17,13 @@ import java.util.concurrent.TimeUnit;
 /** Opens the store's connections from a standalone or a cluster client, and owns what it made. */
 abstract class Connector {
 
-  /** A command connection and its scripting API. */
+  /**
+   * A command connection and its scripting API.
+   *
+   * @param cluster whether the keys of one script must share a cluster slot
+   */
   record Commands(StatefulConnection<String, String> connection,
-      RedisScriptingAsyncCommands<String, String> scripting) {}
+      RedisScriptingAsyncCommands<String, String> scripting, boolean cluster) {}
 
   abstract CompletableFuture<Commands> connect();
 
@@ -35,7 +39,8 @@ abstract class Connector {
       @Override
       CompletableFuture<Commands> connect() {
         return client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture()
-            .thenApply((StatefulRedisConnection<String, String> c) -> new Commands(c, c.async()));
+            .thenApply((StatefulRedisConnection<String, String> c) ->
+                new Commands(c, c.async(), false));
       }
 
       @Override
@@ -68,7 +73,7 @@ abstract class Connector {
         return client.refreshPartitionsAsync().toCompletableFuture()
             .thenCompose(v -> client.connectAsync(StringCodec.UTF8))
             .thenApply((StatefulRedisClusterConnection<String, String> c) ->
-                new Commands(c, c.async()));
+                new Commands(c, c.async(), true));
       }
 
       @Override

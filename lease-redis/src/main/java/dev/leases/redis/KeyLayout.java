@@ -3,7 +3,11 @@ package dev.leases.redis;
 import dev.leases.LeaseArguments;
 import dev.leases.once.RunKeys;
 import dev.leases.spi.KeyText;
+import io.lettuce.core.cluster.SlotHash;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Where a lease lives in Redis. For prefix {@code p} and lease name {@code n} every key of the lease
@@ -45,6 +49,12 @@ final class KeyLayout {
   /** Characters besides ASCII letters and digits that {@link #encode} may output. */
   private static final String ENCODED_PUNCTUATION = "-._~/%";
 
+  /**
+   * Most names one batch script takes: a script blocks the server while it runs, so a batch of
+   * {@link dev.leases.LeaseStore#MAX_BATCH_SIZE} names goes as several scripts, pipelined.
+   */
+  static final int MAX_NAMES_PER_SCRIPT = 1000;
+
   private final String prefix;
 
   KeyLayout(String prefix) {
@@ -74,6 +84,12 @@ final class KeyLayout {
     return "{" + prefix + ":" + encode(LeaseArguments.requireName(name)) + "}";
   }
 
+  /** The lease, fence and last keys of {@code name}, in that order (one encoding of the name). */
+  List<String> leaseKeys(String name) {
+    String tag = tag(name);
+    return List.of(tag + LEASE, tag + FENCE, tag + LAST);
+  }
+
   String leaseKey(String name) {
     return tag(name) + LEASE;
   }
@@ -94,6 +110,30 @@ final class KeyLayout {
   List<String> ledgerKeys(String job) {
     String tag = tag(RunKeys.leaseName(job));
     return List.of(tag + LEDGER_FENCE, tag + LEDGER_SEQ, tag + LEDGER_ATTEMPTS, tag + LEDGER_DONE);
+  }
+
+  /**
+   * Splits {@code names} into the groups that one script may take: at most
+   * {@value #MAX_NAMES_PER_SCRIPT} names each and, when {@code bySlot} (a cluster, whose nodes
+   * refuse a script with keys of several slots), only names whose tags share a slot. Groups keep
+   * the order of {@code names} within them, and come in the order of their first name.
+   */
+  List<List<String>> scriptGroups(List<String> names, boolean bySlot) {
+    if (!bySlot && names.size() <= MAX_NAMES_PER_SCRIPT) {
+      return List.of(names);
+    }
+    Map<Integer, List<String>> bySlots = new LinkedHashMap<>();
+    for (String n : names) {
+      int slot = bySlot ? SlotHash.getSlot(tag(n)) : 0;
+      bySlots.computeIfAbsent(slot, k -> new ArrayList<>()).add(n);
+    }
+    List<List<String>> groups = new ArrayList<>();
+    for (List<String> slot : bySlots.values()) {
+      for (int i = 0; i < slot.size(); i += MAX_NAMES_PER_SCRIPT) {
+        groups.add(slot.subList(i, Math.min(slot.size(), i + MAX_NAMES_PER_SCRIPT)));
+      }
+    }
+    return groups;
   }
 
   /** The pub/sub channel on which releases are announced; the message is the raw lease name. */

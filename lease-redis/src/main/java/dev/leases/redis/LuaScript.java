@@ -10,11 +10,15 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
 /**
@@ -50,38 +54,94 @@ final class LuaScript {
    */
   <T> T run(RedisScriptingAsyncCommands<String, String> commands, ScriptOutputType type,
       String[] keys, String[] args, Duration timeout, Supplier<RuntimeException> closedError) {
+    return this.<T>runAll(commands, type, Collections.singletonList(keys),
+        Collections.singletonList(args), timeout, closedError)
+        .get(0);
+  }
+
+  /**
+   * Runs the script once per element of {@code keys} (with the {@code args} at the same index),
+   * pipelined: every call is sent before any reply is awaited, so the whole list costs one round
+   * trip to each server involved (two if the server has lost its script cache: the calls it
+   * answered {@code NOSCRIPT} are sent again, pipelined, with {@code EVAL}). One deadline,
+   * {@code timeout} from now, bounds every wait of the list, the resend included. If any call fails
+   * or has no reply by then, the others are abandoned and the whole list's outcome is unknown:
+   * calls that were sent may have run.
+   *
+   * @return the replies, in the order of {@code keys}
+   */
+  <T> List<T> runAll(RedisScriptingAsyncCommands<String, String> commands, ScriptOutputType type,
+      List<String[]> keys, List<String[]> args, Duration timeout,
+      Supplier<RuntimeException> closedError) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    try {
-      return await(() -> commands.evalsha(sha, type, keys, args), deadline, timeout, closedError);
-    } catch (NoScriptSignal e) {
+    int n = keys.size();
+    List<T> replies = new ArrayList<>(Collections.nCopies(n, null));
+    List<Integer> lost = awaitAll(i -> commands.evalsha(sha, type, keys.get(i), args.get(i)),
+        range(n), replies, deadline, timeout, closedError);
+    if (!lost.isEmpty()) {
       // The server lost its script cache: EVAL sends the body and caches it again.
-      try {
-        return await(() -> commands.eval(body, type, keys, args), deadline, timeout, closedError);
-      } catch (NoScriptSignal impossible) {
+      List<Integer> again = awaitAll(i -> commands.eval(body, type, keys.get(i), args.get(i)),
+          lost, replies, deadline, timeout, closedError);
+      if (!again.isEmpty()) {
         throw new LeaseStoreUnavailableException(
-            "Redis answered NOSCRIPT to EVAL of script '" + name + "'", impossible.getCause());
+            "Redis answered NOSCRIPT to EVAL of script '" + name + "'", null);
+      }
+    }
+    return replies;
+  }
+
+  private static List<Integer> range(int n) {
+    List<Integer> all = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      all.add(i);
+    }
+    return all;
+  }
+
+  /**
+   * Sends {@code call(i)} for every index, then awaits each reply into {@code replies}; returns the
+   * indexes the server answered {@code NOSCRIPT}. On any other failure, cancels what is pending and
+   * throws.
+   */
+  private <T> List<Integer> awaitAll(IntFunction<RedisFuture<T>> call, List<Integer> indexes,
+      List<T> replies, long deadline, Duration timeout, Supplier<RuntimeException> closedError) {
+    List<RedisFuture<T>> futures = new ArrayList<>(indexes.size());
+    List<Integer> noScript = new ArrayList<>();
+    boolean done = false;
+    try {
+      for (int i : indexes) {
+        try {
+          futures.add(call.apply(i));
+        } catch (RuntimeException e) {
+          throw failure(e, closedError);
+        }
+      }
+      for (int k = 0; k < futures.size(); k++) {
+        try {
+          replies.set(indexes.get(k), await(futures.get(k), deadline, timeout, closedError));
+        } catch (NoScriptSignal e) {
+          noScript.add(indexes.get(k));
+        }
+      }
+      done = true;
+      return noScript;
+    } finally {
+      if (!done) {
+        futures.forEach(f -> f.cancel(false));
       }
     }
   }
 
-  private <T> T await(Supplier<RedisFuture<T>> call, long deadline, Duration timeout,
+  private <T> T await(RedisFuture<T> future, long deadline, Duration timeout,
       Supplier<RuntimeException> closedError) {
-    final RedisFuture<T> future;
-    try {
-      future = call.get();
-    } catch (RuntimeException e) {
-      throw failure(e, closedError);
-    }
     try {
       long left = Math.max(0, deadline - System.nanoTime());
       return future.get(left, TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      future.cancel(false);
       throw new LeaseStoreUnavailableException("Redis did not answer script '" + name + "' within "
           + timeout + "; its outcome is unknown (raise the command timeout if the server is"
           + " merely slow)", e);
     } catch (InterruptedException e) {
-      future.cancel(false);
       Thread.currentThread().interrupt();
       throw new LeaseStoreUnavailableException("interrupted while waiting for Redis to answer"
           + " script '" + name + "'; its outcome is unknown", e);
@@ -92,9 +152,8 @@ final class LuaScript {
       if (cause instanceof RedisNoScriptException) {
         throw new NoScriptSignal(cause);
       }
-      if (cause instanceof RedisCommandExecutionException
-          && cause.getMessage() != null && cause.getMessage().startsWith(FOREIGN_KEY + " ")) {
-        throw foreignKey(cause);
+      if (cause instanceof RedisCommandExecutionException && isForeignKey(cause.getMessage())) {
+        throw foreignKey(cause.getMessage(), cause);
       }
       throw failure(cause, closedError);
     }
@@ -109,9 +168,18 @@ final class LuaScript {
         + cause + "; its outcome is unknown", cause);
   }
 
-  /** A script's guard found a key of the wrong type and stopped before changing anything. */
-  private IllegalStateException foreignKey(Throwable cause) {
-    String[] parts = cause.getMessage().split(" ", 4); // code, type, wanted type, key
+  /** Whether {@code text} is the error text of a script's guard ({@code Scripts.GUARD}). */
+  static boolean isForeignKey(Object text) {
+    return text instanceof String s && s.startsWith(FOREIGN_KEY + " ");
+  }
+
+  /**
+   * A script's guard found a key of the wrong type and stopped before changing anything.
+   *
+   * @param message the guard's error text
+   */
+  IllegalStateException foreignKey(String message, Throwable cause) {
+    String[] parts = message.split(" ", 4); // code, type, wanted type, key
     return new IllegalStateException("Redis key '" + parts[3] + "' holds a " + parts[1]
         + " where script '" + name + "' needs a " + parts[2] + " or no key; it stopped before"
         + " changing anything (no token or fence moved). Something else wrote that key: use a key"

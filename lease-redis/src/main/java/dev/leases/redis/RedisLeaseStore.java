@@ -1,5 +1,6 @@
 package dev.leases.redis;
 
+import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
@@ -22,7 +23,13 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -33,6 +40,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -233,38 +242,193 @@ public final class RedisLeaseStore implements LeaseStore {
    * Acquires or renews in one script: our live lease → same token, expiry now + ttl; no live lease
    * → a new, larger token; another holder's live lease → empty. The grant's
    * {@link LeaseGrant#expiresAt()} is the server's time of expiry and its ttl the requested one
-   * rounded up to whole milliseconds.
+   * rounded up to whole milliseconds. A key of the name that holds the wrong type (written by
+   * something else) throws {@link IllegalStateException}, with nothing changed.
    */
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
     LeaseArguments.requireName(name);
     Objects.requireNonNull(holder, "holder must not be null");
     TTL_RANGE.check(ttl);
-    ensureOpen();
+    return acquire(List.of(name), holder, ttl, true).get(name).grant();
+  }
+
+  /**
+   * The native batch: each name gets what {@link #acquireOrRenew} gives it, by the same script
+   * (the single call is that script with one name). Names go in scripts of at most 1,000 names —
+   * on a cluster, of names whose keys share a slot — sent pipelined on one connection, so a batch
+   * costs one round trip to each server involved, however many scripts it takes; one command
+   * timeout bounds the whole batch. Each script reads the server's {@code TIME} once and judges its
+   * names at that instant; scripts of one batch run one after another, other clients' commands may
+   * run between them.
+   *
+   * <p>A refusal carries {@link AcquireResult.Refused#heldBy() heldBy}: the holder and token read
+   * in the same script, and the expiry as that script's {@code TIME} plus the lease key's
+   * {@code PTTL} (by the server's clock; early by at most the script's run time, never late). It is
+   * empty only when the stored lease is not this library's shape (no expiry, no token).
+   *
+   * <p><b>A key of the wrong type</b> (something else wrote a key of the name) refuses that name
+   * alone, {@code heldBy} empty, with nothing of it changed, and logs a warning naming the key;
+   * the other names get their outcomes. (The single call throws instead. Failing the batch would
+   * stand down every name a {@link dev.leases.leader.LeaseGroup} holds over one foreign key.)
+   *
+   * <p>If the call throws, the outcome of every name is unknown: scripts that were sent may have
+   * run.
+   */
+  @Override
+  public Map<String, AcquireResult> acquireOrRenewAll(
+      Collection<String> names, HolderId holder, Duration ttl) {
+    List<String> checked = LeaseArguments.requireNames(names);
+    Objects.requireNonNull(holder, "holder must not be null");
+    TTL_RANGE.check(ttl);
+    return acquire(checked, holder, ttl, false);
+  }
+
+  private Map<String, AcquireResult> acquire(List<String> names, HolderId holder, Duration ttl,
+      boolean single) {
     long ttlMs = TTL_RANGE.roundUp(ttl).toMillis();
-    List<Object> reply = run(Scripts.ACQUIRE_OR_RENEW, ScriptOutputType.MULTI,
-        new String[] {keys.leaseKey(name), keys.fenceKey(name), keys.lastKey(name)},
-        holder.value(), Long.toString(ttlMs));
-    if (number(reply, 0) == 0) {
-      return Optional.empty();
+    String[] args = {holder.value(), Long.toString(ttlMs)};
+    return batch(Scripts.ACQUIRE_OR_RENEW, names,
+        keys::leaseKeys, group -> args,
+        (name, entry) -> {
+          List<Object> e = entry instanceof List<?> l ? cast(l) : List.of();
+          long status = number(e, 0);
+          if (status == 1) {
+            return new AcquireResult.Granted(new LeaseGrant(name, holder, number(e, 1),
+                Instant.ofEpochMilli(number(e, 2)), Duration.ofMillis(ttlMs)));
+          }
+          if (status == 2) {
+            foreignKey(Scripts.ACQUIRE_OR_RENEW, name, text(e, 1), single);
+            return AcquireResult.Refused.unexplained(name);
+          }
+          return new AcquireResult.Refused(name, heldBy(name, e));
+        });
+  }
+
+  /** Who holds {@code name}, from a refusal {@code {0, holder, token, expiresAtMs, pttlMs}}. */
+  private static Optional<LeaseState.Held> heldBy(String name, List<Object> refusal) {
+    long token = number(refusal, 2);
+    long pttl = number(refusal, 4);
+    if (token <= 0 || pttl <= 0) {
+      return Optional.empty(); // not this library's shape: the caller's inspect will say why
     }
-    return Optional.of(new LeaseGrant(name, holder, number(reply, 1),
-        Instant.ofEpochMilli(number(reply, 2)), Duration.ofMillis(ttlMs)));
+    try {
+      return Optional.of(new LeaseState.Held(name, new HolderId(text(refusal, 1)), token,
+          Instant.ofEpochMilli(number(refusal, 3)), Duration.ofMillis(pttl)));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty(); // a holder id this library would not write
+    }
   }
 
   /**
    * Releases in one script: only if {@code holder} has a live lease key, which is deleted (the
-   * counter never is), then {@code PUBLISH}es the name on {@code <prefix>:released}.
+   * counter never is), then {@code PUBLISH}es the name on {@code <prefix>:released}. A key of the
+   * name that holds the wrong type throws {@link IllegalStateException}, with nothing changed.
    */
   @Override
   public boolean release(String name, HolderId holder) {
     LeaseArguments.requireName(name);
     Objects.requireNonNull(holder, "holder must not be null");
+    return release(List.of(name), holder, true).get(name);
+  }
+
+  /**
+   * The native batch: each name gets what {@link #release} gives it, by the same script, and each
+   * released name is announced on {@code <prefix>:released} as a single release announces it.
+   * Scripts, pipelining, the timeout, a key of the wrong type (that name answers false, nothing of
+   * it changed, a warning logged) and an exception's unknown outcome as for
+   * {@link #acquireOrRenewAll}.
+   */
+  @Override
+  public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
+    List<String> checked = LeaseArguments.requireNames(names);
+    Objects.requireNonNull(holder, "holder must not be null");
+    return release(checked, holder, false);
+  }
+
+  private Map<String, Boolean> release(List<String> names, HolderId holder, boolean single) {
+    return batch(Scripts.RELEASE, names, n -> {
+          List<String> k = keys.leaseKeys(n);
+          return List.of(k.get(0), k.get(2));
+        },
+        group -> {
+          String[] args = new String[group.size() + 2];
+          args[0] = holder.value();
+          args[1] = keys.releaseChannel();
+          for (int i = 0; i < group.size(); i++) {
+            args[i + 2] = group.get(i);
+          }
+          return args;
+        },
+        (name, entry) -> {
+          if (LuaScript.isForeignKey(entry)) {
+            foreignKey(Scripts.RELEASE, name, (String) entry, single);
+            return false;
+          }
+          if (entry instanceof Long released) {
+            return released == 1L;
+          }
+          throw unexpected(entry);
+        });
+  }
+
+  /**
+   * Runs {@code script} over {@code names} in the groups one script may take
+   * ({@link KeyLayout#scriptGroups}), pipelined under one timeout: each group's KEYS are its names'
+   * {@code keysOf} in order, its ARGV {@code argsOf(group)}; the script answers one entry per name,
+   * which {@code answer} turns into that name's result.
+   *
+   * @return the results in the order of {@code names}; unmodifiable
+   */
+  private <R> Map<String, R> batch(LuaScript script, List<String> names,
+      Function<String, List<String>> keysOf, Function<List<String>, String[]> argsOf,
+      BiFunction<String, Object, R> answer) {
     ensureOpen();
-    Long released = run(Scripts.RELEASE, ScriptOutputType.INTEGER,
-        new String[] {keys.leaseKey(name), keys.lastKey(name)},
-        holder.value(), keys.releaseChannel(), name);
-    return released != null && released == 1L;
+    if (names.isEmpty()) {
+      return Map.of();
+    }
+    Connector.Commands c = connected();
+    List<List<String>> groups = keys.scriptGroups(names, c.cluster());
+    List<String[]> keyArgs = new ArrayList<>(groups.size());
+    List<String[]> args = new ArrayList<>(groups.size());
+    for (List<String> group : groups) {
+      List<String> k = new ArrayList<>();
+      group.forEach(n -> k.addAll(keysOf.apply(n)));
+      keyArgs.add(k.toArray(String[]::new));
+      args.add(argsOf.apply(group));
+    }
+    List<Object> replies = script.runAll(c.scripting(), ScriptOutputType.MULTI, keyArgs, args,
+        timeout, this::closedOrNull);
+    if (groups.size() == 1 && replies.get(0) instanceof List<?> entries
+        && entries.size() == 1) { // the single call: no maps to order
+      return Map.of(names.get(0), answer.apply(names.get(0), entries.get(0)));
+    }
+    Map<String, R> byName = new HashMap<>(names.size() * 2);
+    for (int g = 0; g < groups.size(); g++) {
+      List<String> group = groups.get(g);
+      if (!(replies.get(g) instanceof List<?> entries) || entries.size() != group.size()) {
+        throw unexpected(replies.get(g));
+      }
+      for (int i = 0; i < group.size(); i++) {
+        byName.put(group.get(i), answer.apply(group.get(i), entries.get(i)));
+      }
+    }
+    Map<String, R> results = new LinkedHashMap<>(names.size() * 2);
+    names.forEach(n -> results.put(n, byName.get(n)));
+    return Collections.unmodifiableMap(results);
+  }
+
+  /**
+   * A key of {@code name} holds the wrong type: the single call throws, a batch logs it and goes
+   * on (the script changed nothing of that name).
+   */
+  private static void foreignKey(LuaScript script, String name, String guardError,
+      boolean single) {
+    IllegalStateException e = script.foreignKey(guardError, null);
+    if (single) {
+      throw e;
+    }
+    log.warn("lease '{}' answered as not granted/released in a batch: {}", name, e.getMessage());
   }
 
   /**
@@ -374,7 +538,7 @@ public final class RedisLeaseStore implements LeaseStore {
    * where the name's UTF-8 bytes outside {@code A-Z a-z 0-9 - . _ ~ /} are percent-encoded.
    */
   public List<String> keysOf(String name) {
-    return List.of(keys.leaseKey(name), keys.fenceKey(name), keys.lastKey(name));
+    return keys.leaseKeys(name);
   }
 
   /** The pub/sub channel that announces releases; each message is a lease name. */
@@ -516,10 +680,19 @@ public final class RedisLeaseStore implements LeaseStore {
 
   private static long number(List<Object> reply, int index) {
     if (reply == null || reply.size() <= index || !(reply.get(index) instanceof Long n)) {
-      throw new LeaseStoreUnavailableException("unexpected reply from Redis: " + reply
-          + " (are the lease keys being written by something other than this library?)", null);
+      throw unexpected(reply);
     }
     return n;
+  }
+
+  private static LeaseStoreUnavailableException unexpected(Object reply) {
+    return new LeaseStoreUnavailableException("unexpected reply from Redis: " + reply
+        + " (are the lease keys being written by something other than this library?)", null);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<Object> cast(List<?> list) {
+    return (List<Object>) list;
   }
 
   private static String text(List<Object> reply, int index) {

@@ -43,61 +43,90 @@ final class Scripts {
       """;
 
   /**
-   * KEYS: lease, fence, last. ARGV: holder, ttl in ms.
-   * Reply: {@code {1, token, expiresAtMs}} when granted or renewed, {@code {0}} when another holder
-   * has an unexpired lease.
+   * Acquire-or-renew for one or many names of one slot; the single call is this script with one
+   * name, so both follow one body. KEYS: lease, fence, last of each name, in that order (3 per
+   * name). ARGV: holder, ttl in ms. Reply: one entry per name, in KEYS order:
+   * <ul>
+   *   <li>{@code {1, token, expiresAtMs}} granted or renewed;
+   *   <li>{@code {0, holder, token, expiresAtMs, pttlMs}} another holder has an unexpired lease, as
+   *       read in this script: its lease key's {@code PTTL}, and the expiry as this script's
+   *       {@code TIME} plus that (so at most the script's own run time early, never late);
+   *   <li>{@code {2, error}} a key of the name holds the wrong type ({@link #GUARD}'s error text):
+   *       nothing of this name was changed.
+   * </ul>
    *
    * <p>Same holder with a live lease key: same token, expiry moved to now + ttl. No lease key (never
    * granted, released, expired — Redis removed it — or deleted out of band): a new token, strictly
    * above the counter, above the last tenure's token, and at least the server's time in ms, so that a
-   * restarted non-persistent server (counter lost) still issues larger tokens.
+   * restarted non-persistent server (counter lost) still issues larger tokens. Each name's keys are
+   * type-checked before anything of that name is written; names are independent, so a bad name
+   * never leaves another half-written. {@code TIME} is read once: every name of the script is judged
+   * at that instant, and expiries are computed from it.
    */
   static final LuaScript ACQUIRE_OR_RENEW = new LuaScript("acquireOrRenew", GUARD + """
-      local lease, fence, last = KEYS[1], KEYS[2], KEYS[3]
       local holder, ttl = ARGV[1], tonumber(ARGV[2])
-      local bad = foreign(lease, 'hash') or foreign(fence, 'string') or foreign(last, 'hash')
-      if bad then return bad end
       local t = redis.call('TIME')
       local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
       local exp = now + ttl
-      local cur = redis.call('HMGET', lease, 'holder', 'token')
-      local token
-      if cur[1] == holder and tonumber(cur[2]) then
-        token = tonumber(cur[2])
-      elseif cur[1] then
-        return {0}
-      else
-        token = redis.call('INCR', fence)
-        local floor = now
-        local prev = tonumber(redis.call('HGET', last, 'token') or '0') or 0
-        if prev >= floor then floor = prev + 1 end
-        if token < floor then
-          token = floor
-          redis.call('SET', fence, string.format('%d', token))
+      local sexp = string.format('%d', exp)
+      local function grant(lease, fence, last)
+        local bad = foreign(lease, 'hash') or foreign(fence, 'string') or foreign(last, 'hash')
+        if bad then return {2, bad['err']} end
+        local cur = redis.call('HMGET', lease, 'holder', 'token')
+        local token
+        if cur[1] == holder and tonumber(cur[2]) then
+          token = tonumber(cur[2])
+        elseif cur[1] then
+          local pttl = redis.call('PTTL', lease)
+          return {0, cur[1], tonumber(cur[2] or '') or 0, now + pttl, pttl}
+        else
+          token = redis.call('INCR', fence)
+          local floor = now
+          local prev = tonumber(redis.call('HGET', last, 'token') or '0') or 0
+          if prev >= floor then floor = prev + 1 end
+          if token < floor then
+            token = floor
+            redis.call('SET', fence, string.format('%d', token))
+          end
+          redis.call('HSET', lease, 'holder', holder, 'token', string.format('%d', token))
         end
-        redis.call('HSET', lease, 'holder', holder, 'token', string.format('%d', token))
+        redis.call('PEXPIREAT', lease, sexp)
+        redis.call('HSET', last, 'holder', holder, 'token', string.format('%d', token), 'exp', sexp)
+        return {1, token, exp}
       end
-      redis.call('PEXPIREAT', lease, string.format('%d', exp))
-      redis.call('HSET', last, 'holder', holder, 'token', string.format('%d', token),
-        'exp', string.format('%d', exp))
-      return {1, token, exp}
+      local out = {}
+      for i = 1, #KEYS, 3 do
+        out[#out + 1] = grant(KEYS[i], KEYS[i + 1], KEYS[i + 2])
+      end
+      return out
       """);
 
   /**
-   * KEYS: lease, last. ARGV: holder, channel, name. Reply: 1 if {@code holder} had a live lease
-   * (now deleted, the release announced on the channel), else 0. The counter is never touched; the
-   * last tenure keeps its token but loses its holder, so that inspection says FREE.
+   * Release for one or many names of one slot (the single call is this script with one name).
+   * KEYS: lease, last of each name (2 per name). ARGV: holder, channel, then each name, in KEYS
+   * order. Reply: one entry per name: 1 if {@code holder} had a live lease (now deleted, the release
+   * announced on the channel with the name as message), 0 if not, or {@link #GUARD}'s error text if
+   * a key of the name holds the wrong type (nothing of that name changed). The counter is never
+   * touched; the last tenure keeps its token but loses its holder, so that inspection says FREE.
    */
   static final LuaScript RELEASE = new LuaScript("release", GUARD + """
-      local bad = foreign(KEYS[1], 'hash') or foreign(KEYS[2], 'hash')
-      if bad then return bad end
-      if redis.call('HGET', KEYS[1], 'holder') == ARGV[1] then
-        redis.call('DEL', KEYS[1])
-        redis.call('HDEL', KEYS[2], 'holder', 'exp')
-        redis.call('PUBLISH', ARGV[2], ARGV[3])
-        return 1
+      local holder, channel = ARGV[1], ARGV[2]
+      local out = {}
+      for i = 1, #KEYS, 2 do
+        local lease, last = KEYS[i], KEYS[i + 1]
+        local bad = foreign(lease, 'hash') or foreign(last, 'hash')
+        if bad then
+          out[#out + 1] = bad['err']
+        elseif redis.call('HGET', lease, 'holder') == holder then
+          redis.call('DEL', lease)
+          redis.call('HDEL', last, 'holder', 'exp')
+          redis.call('PUBLISH', channel, ARGV[2 + (i + 1) / 2])
+          out[#out + 1] = 1
+        else
+          out[#out + 1] = 0
+        end
       end
-      return 0
+      return out
       """);
 
   /**

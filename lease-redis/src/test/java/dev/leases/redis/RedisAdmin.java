@@ -36,6 +36,18 @@ final class RedisAdmin implements AutoCloseable {
     return Long.parseLong(t.get(0)) * 1000 + Long.parseLong(t.get(1)) / 1000;
   }
 
+  /** The EVALSHA and EVAL calls the server has run so far, from {@code INFO commandstats}. */
+  long scriptCalls() {
+    long calls = 0;
+    for (String line : sync().info("commandstats").split("\r?\n")) {
+      if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+        String v = line.substring(line.indexOf("calls=") + "calls=".length());
+        calls += Long.parseLong(v.substring(0, v.indexOf(',')));
+      }
+    }
+    return calls;
+  }
+
   @Override
   public void close() {
     connection.close();

@@ -123,6 +123,46 @@ class RedisClusterSlotTest {
     }
   }
 
+  /**
+   * A batch through a cluster client goes as one script per slot of its names (a node refuses a
+   * script whose keys span slots with {@code CROSSSLOT}, so the batch succeeding proves the
+   * grouping; the server's script count proves there is no more than one script per slot).
+   */
+  @Test
+  void aBatchRunsOneScriptPerSlotOfItsNamesThroughAClusterClient() {
+    RedisClusterClient client = RedisClusterClient.create(RedisURI.create(node.uri()));
+    try (RedisLeaseStore store = RedisLeaseStore.builder(client).build()) {
+      String suffix = UUID.randomUUID().toString();
+      List<String> names = new java.util.ArrayList<>();
+      HOSTILE_NAMES.forEach(n -> names.add(n + suffix));
+      IntStream.range(0, 2000).forEach(i -> names.add("slot-batch-" + i + "-" + suffix));
+      java.util.Set<Long> slots = new java.util.HashSet<>();
+      for (String n : names) {
+        slots.add(admin.sync().clusterKeyslot(store.keysOf(n).get(0)));
+      }
+      HolderId a = HolderId.generate();
+      store.acquireOrRenew("warm-up-" + suffix, a, Duration.ofSeconds(2)); // loads the script
+      long before = admin.scriptCalls();
+      java.util.Map<String, dev.leases.AcquireResult> got =
+          store.acquireOrRenewAll(names, a, Duration.ofSeconds(30));
+      assertThat(admin.scriptCalls() - before).as("one script per slot").isEqualTo(slots.size());
+      assertThat(slots.size()).as("some names share a slot").isLessThan(names.size());
+      assertThat(got.keySet()).containsExactlyElementsOf(names);
+      assertThat(got.values()).allMatch(r -> r instanceof dev.leases.AcquireResult.Granted);
+      java.util.Map<String, dev.leases.AcquireResult> refused =
+          store.acquireOrRenewAll(names, HolderId.generate(), Duration.ofSeconds(30));
+      for (String n : names) {
+        LeaseState.Held held = ((dev.leases.AcquireResult.Refused) refused.get(n)).heldBy()
+            .orElseThrow();
+        assertThat(held.holder()).isEqualTo(a);
+        assertThat(held.lastToken()).isEqualTo(got.get(n).grant().orElseThrow().token());
+      }
+      assertThat(store.releaseAll(names, a).values()).containsOnly(true);
+    } finally {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+  }
+
   @Test
   void aStoreOnAFreshClusterClientConnectsWithoutTheUserLoadingTheTopologyFirst() {
     RedisClusterClient client = RedisClusterClient.create(RedisURI.create(node.uri()));
