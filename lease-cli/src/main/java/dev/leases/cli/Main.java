@@ -9,6 +9,11 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) {
+    // Lettuce registers Java Flight Recorder events on first connect, which a one-shot command
+    // pays for at start-up and never uses.
+    if (System.getProperty("io.lettuce.core.jfr") == null) {
+      System.setProperty("io.lettuce.core.jfr", "false");
+    }
     PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
     PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
     System.exit(LeasesCli.execute(out, err, System.getenv(), args));

@@ -154,6 +154,7 @@ final class StoreOptions {
     ds.setSocketTimeout(seconds + 1);
     ds.setTcpKeepAlive(true);
     ds.setApplicationName("leases-cli");
+    // build() checks the table name; PostgresNames, made after it, relies on that.
     LeaseStore store = PostgresLeaseStore.builder(ds).table(t).callTimeout(timeout)
         .createTable(false).listenConnection(() -> {
           try {
