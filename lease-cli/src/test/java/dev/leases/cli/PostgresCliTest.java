@@ -10,8 +10,6 @@ import dev.leases.LeaseState;
 import dev.leases.postgres.PostgresLeaseStore;
 import dev.leases.postgres.PostgresServers;
 import com.zaxxer.hikari.HikariDataSource;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,8 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -170,21 +166,9 @@ class PostgresCliTest {
     String n = name();
     HolderId first = HolderId.generate();
     store.acquireOrRenew(n, first, Duration.ofMinutes(10)).orElseThrow();
-    StringWriter out = new StringWriter();
-    // A 60 s interval and a 10 min lease: within the 30 s waited below, only the release hint
-    // (LISTEN/NOTIFY) can wake the watch.
-    CompletableFuture<Integer> watch = CompletableFuture.supplyAsync(() -> LeasesCli.execute(
-        new PrintWriter(out), new PrintWriter(new StringWriter()), Map.of(), "watch", n, "--json",
-        "--interval", "60000", "--count", "2", "--store", "postgres", "--url",
-        PostgresServers.url(), "--table", table));
-    // The first state is printed after the subscription is in place.
-    await().atMost(Duration.ofSeconds(30)).until(() -> out.toString().contains("HELD"));
-
-    store.release(n, first);
-
-    assertThat(watch.get(30, TimeUnit.SECONDS)).as(out.toString()).isZero();
-    assertThat(new CliRun(0, out.toString(), "").jsonLines())
-        .extracting(j -> j.get("status").asText()).containsExactly("HELD", "FREE");
+    // A 10 min lease: within the wait, only the release hint (LISTEN/NOTIFY) can wake the watch.
+    CliRun.assertReleaseHintWakesWatch(n, List.of("--store", "postgres", "--url",
+        PostgresServers.url(), "--table", table), () -> store.release(n, first));
   }
 
   @Test

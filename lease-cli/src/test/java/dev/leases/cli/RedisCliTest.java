@@ -1,19 +1,15 @@
 package dev.leases.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
 import dev.leases.LeaseState;
 import dev.leases.redis.RedisLeaseStore;
 import dev.leases.redis.RedisServers;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -87,25 +83,17 @@ class RedisCliTest {
     String n = "watch-" + UUID.randomUUID();
     HolderId first = HolderId.generate();
     store.acquireOrRenew(n, first, Duration.ofMinutes(10)).orElseThrow();
-    StringWriter out = new StringWriter();
-    CompletableFuture<Integer> watch = CompletableFuture.supplyAsync(() -> LeasesCli.execute(
-        new PrintWriter(out), new PrintWriter(new StringWriter()), Map.of(),
-        args("watch", n, "--json", "--interval", "60000", "--count", "2")));
-    await().atMost(Duration.ofSeconds(30)).until(() -> out.toString().contains("HELD"));
-
-    store.release(n, first);
-
-    assertThat(watch.get(30, TimeUnit.SECONDS)).as(out.toString()).isZero();
-    assertThat(new CliRun(0, out.toString(), "").jsonLines())
-        .extracting(j -> j.get("status").asText()).containsExactly("HELD", "FREE");
+    CliRun.assertReleaseHintWakesWatch(n, List.of(args()), () -> store.release(n, first));
   }
 
   @Test
-  void watchPollsAtTheExpiryItRead() {
+  void watchPollsAtTheExpiryItRead() throws Exception {
     String n = "expiry-" + UUID.randomUUID();
-    store.acquireOrRenew(n, HolderId.generate(), Duration.ofMillis(300)).orElseThrow();
-    // No release, so no hint: only the poll at the reported expiry shows EXPIRED within 60 s.
-    CliRun r = cli("watch", n, "--json", "--interval", "60000", "--count", "2");
+    store.acquireOrRenew(n, HolderId.generate(), Duration.ofSeconds(5)).orElseThrow();
+    // No release, so no hint: only the poll at the reported expiry shows EXPIRED before 60 s.
+    CliRun r = CompletableFuture.supplyAsync(
+        () -> cli("watch", n, "--json", "--interval", "60000", "--count", "2"))
+        .get(45, TimeUnit.SECONDS);
     assertThat(r.code()).as(r.toString()).isZero();
     assertThat(r.jsonLines()).extracting(j -> j.get("status").asText())
         .containsExactly("HELD", "EXPIRED");
