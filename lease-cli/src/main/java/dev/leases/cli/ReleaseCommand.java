@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code leases release NAME --force}: an operator's forced release. Reads the holder with
@@ -23,10 +22,7 @@ import picocli.CommandLine.Parameters;
     "Force the release of NAME: read its holder, then release it as that holder. Requires --force.",
     "The holder is NOT stopped and may still be writing; only fencing tokens protect the resource.",
     "Exit 1 if nothing was held or the lease changed hands before the release."})
-final class ReleaseCommand extends StoreCommand {
-
-  @Parameters(index = "0", paramLabel = "NAME", description = "The lease name.")
-  String name;
+final class ReleaseCommand extends NamedCommand {
 
   @Option(names = "--force", description = "Required: you are overriding a live holder.")
   boolean force;
@@ -37,7 +33,7 @@ final class ReleaseCommand extends StoreCommand {
 
   @Override
   int run(StoreOptions.Opened store, Output output) {
-    String n = leaseName(name);
+    String n = name();
     if (!force) {
       throw new CliException(ExitCodes.USAGE, "release overrides a live holder: pass --force to"
           + " release " + n + " (and make sure its resource checks fencing tokens)");

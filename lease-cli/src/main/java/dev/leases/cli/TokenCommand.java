@@ -4,20 +4,16 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.OptionalLong;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Parameters;
 
 /** {@code leases token NAME}: the fencing token that bounds every token issued for the name. */
 @Command(name = "token", description = {
     "Print a token t that fences everything issued so far for NAME: every token issued is <= t",
     "and every later grant of a new tenure gets one > t. Exit 1 if the store knows no token."})
-final class TokenCommand extends StoreCommand {
-
-  @Parameters(index = "0", paramLabel = "NAME", description = "The lease name.")
-  String name;
+final class TokenCommand extends NamedCommand {
 
   @Override
   int run(StoreOptions.Opened store, Output output) {
-    String n = leaseName(name);
+    String n = name();
     OptionalLong token = store.store().token(n);
     Map<String, Object> f = new LinkedHashMap<>();
     f.put("name", n);

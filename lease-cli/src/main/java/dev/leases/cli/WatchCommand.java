@@ -9,7 +9,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code leases watch NAME}: prints the lease's state, then each change of status, holder or token,
@@ -25,10 +24,7 @@ import picocli.CommandLine.Parameters;
     "Print the lease's state, then every change (status, holder, token) until Ctrl-C. Polls at",
     "least every --interval and at the expiry the store reported; release hints wake it early.",
     "Tenures shorter than the interval may be missed."})
-final class WatchCommand extends StoreCommand {
-
-  @Parameters(index = "0", paramLabel = "NAME", description = "The lease name.")
-  String name;
+final class WatchCommand extends NamedCommand {
 
   @Option(names = "--interval", paramLabel = "MILLIS", defaultValue = "1000",
       description = "Poll at least this often, in ms (100 to 60000, default ${DEFAULT-VALUE}).")
@@ -40,7 +36,7 @@ final class WatchCommand extends StoreCommand {
 
   @Override
   int run(StoreOptions.Opened opened, Output output) {
-    String n = leaseName(name);
+    String n = name();
     if (intervalMillis < 100 || intervalMillis > 60_000) {
       throw new CliException(ExitCodes.USAGE,
           "--interval must be 100 to 60000 ms, got " + intervalMillis);
