@@ -8,6 +8,7 @@ public final class Main {
 
   private Main() {}
 
+  /** Runs one command line (see {@link LeasesCli}) and exits with its {@link ExitCodes exit code}. */
   public static void main(String[] args) {
     // Lettuce registers Java Flight Recorder events on first connect, which a one-shot command
     // pays for at start-up and never uses.
