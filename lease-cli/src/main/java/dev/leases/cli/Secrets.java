@@ -1,0 +1,72 @@
+package dev.leases.cli;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * Where the CLI takes a secret from ({@code --password-file}, else {@code $LEASES_PASSWORD}), and
+ * how it keeps secrets out of what it prints: every message goes through {@link #redact}.
+ */
+final class Secrets {
+
+  static final String ENV_VAR = "LEASES_PASSWORD";
+
+  private static final Pattern USER_INFO = Pattern.compile("(://[^/:@\\s]*):[^@/\\s]*@");
+  private static final Pattern QUERY_PASSWORD =
+      Pattern.compile("(?i)((?:password|pass|pwd)=)[^&\\s]*");
+
+  private final String secret; // null when none was given
+
+  private Secrets(String secret) {
+    this.secret = secret;
+  }
+
+  /**
+   * The secret from {@code file} if given (one trailing line break removed), else from
+   * {@link #ENV_VAR}, else none.
+   */
+  static Secrets from(Path file, Map<String, String> env) {
+    if (file != null) {
+      try {
+        String text = Files.readString(file, StandardCharsets.UTF_8);
+        text = text.endsWith("\r\n") ? text.substring(0, text.length() - 2)
+            : text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
+        if (text.isEmpty()) {
+          throw new CliException(ExitCodes.USAGE, "--password-file " + file + " is empty; put the"
+              + " password on its first line");
+        }
+        return new Secrets(text);
+      } catch (IOException e) {
+        throw new CliException(ExitCodes.USAGE, "cannot read --password-file " + file + ": " + e
+            + "; pass a readable file, or set " + ENV_VAR + " instead");
+      }
+    }
+    String fromEnv = env.get(ENV_VAR);
+    return new Secrets(fromEnv == null || fromEnv.isEmpty() ? null : fromEnv);
+  }
+
+  /** The secret, or null. */
+  String value() {
+    return secret;
+  }
+
+  /**
+   * {@code text} with the secret, the password of any {@code scheme://user:password@} and any
+   * {@code password=} query parameter replaced by {@code ****}.
+   */
+  String redact(String text) {
+    if (text == null) {
+      return null;
+    }
+    String out = text;
+    if (secret != null) {
+      out = out.replace(secret, "****");
+    }
+    out = USER_INFO.matcher(out).replaceAll("$1:****@");
+    return QUERY_PASSWORD.matcher(out).replaceAll("$1****");
+  }
+}
