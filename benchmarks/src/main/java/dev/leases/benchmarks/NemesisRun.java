@@ -266,7 +266,8 @@ final class NemesisRun {
     }
     w.process = WorkerProcess.start(id, recipe, lease, ttl, fence.port(), o.workMs,
         logDir.resolve(backend.name() + "-" + id + ".log"),
-        Map.of("history-port", Integer.toString(grants.port())), env);
+        Map.of("history-port", Integer.toString(grants.port()),
+            "rejected-pause-ms", Long.toString(o.workMs)), env);
     workers.put(id, w);
     return w;
   }
@@ -348,8 +349,6 @@ final class NemesisRun {
         List<Worker> eligible = workers.values().stream()
             .filter(w -> w.ready && !busy.contains(w.id))
             .filter(w -> w.process.isAlive() && !w.process.isStopped())
-            .filter(w -> step.type() != FaultType.SNAPSHOT || !w.wallOnly)
-            .filter(w -> step.type() != FaultType.CLOCK_STEP || w.wallOnly)
             .toList();
         Worker leader = top == null ? null : workers.get(top.worker());
         Worker chosen = null;
@@ -371,6 +370,24 @@ final class NemesisRun {
       }
       Thread.sleep(10);
     }
+  }
+
+  /**
+   * A clock fault fits the worker's clock mode: a snapshot restore needs both clocks faked, a
+   * wall-clock step the wall clock alone. Where a clock fault lands on a worker of the other mode
+   * (the leader, when the step is on the leader), it becomes the other clock fault.
+   */
+  private static Step clockFaultFor(Step step, Worker w) {
+    FaultType t = step.type();
+    if (t == FaultType.SNAPSHOT && w.wallOnly) {
+      t = FaultType.CLOCK_STEP;
+    } else if (t == FaultType.CLOCK_STEP && !w.wallOnly) {
+      t = FaultType.SNAPSHOT;
+    } else {
+      return step;
+    }
+    return new Step(step.index(), t, step.onLeader(), step.pick(), t == FaultType.SNAPSHOT
+        ? step.snapshotMs() : 0, step.gapMs(), step.clockStepMs(), step.snapshotMs());
   }
 
   private synchronized void release(Worker w) {
@@ -400,7 +417,7 @@ final class NemesisRun {
       return null;
     }
     try {
-      return inject(step, w);
+      return inject(clockFaultFor(step, w), w);
     } finally {
       release(w);
     }

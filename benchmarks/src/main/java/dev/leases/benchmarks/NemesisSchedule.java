@@ -42,10 +42,13 @@ final class NemesisSchedule {
    * @param durationMs how long it lasts (pause, stall, cut, store downtime, respawn delay)
    * @param gapMs quiet time (of this lane) after the fault has ended and the resource accepted a
    *     write again
-   * @param clockStepMs for {@link FaultType#CLOCK_STEP}: how far the worker's wall clock moves
+   * @param clockStepMs for a clock step (also one that a snapshot becomes on a worker whose
+   *     monotonic clock is not faked): how far the worker's wall clock moves
+   * @param snapshotMs for a snapshot (also one that a clock step becomes on a worker whose clocks
+   *     are both faked): how long it stays frozen
    */
   record Step(int index, FaultType type, boolean onLeader, int pick, long durationMs, long gapMs,
-      long clockStepMs) {}
+      long clockStepMs, long snapshotMs) {}
 
   private static final long SECOND = 1000;
   private static final long TWO_WEEKS = 14L * 24 * 3600 * SECOND;
@@ -91,8 +94,8 @@ final class NemesisSchedule {
       step = -step;
     }
     long gap = ttl(0.0, 0.3);
-    return new Step(++index, type, onLeader, pick, duration, gap,
-        type == FaultType.CLOCK_STEP ? step : 0);
+    long snapshot = ttl(1.5, 3.0);
+    return new Step(++index, type, onLeader, pick, duration, gap, step, snapshot);
   }
 
   private long ttl(double from, double to) {
