@@ -74,14 +74,19 @@ public final class LocalClusters {
       if (isAlive()) {
         throw new IllegalStateException(this + " is running already");
       }
-      Files.createDirectories(dir);
-      process = new ProcessBuilder(argv).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.log").toFile()))
-          .directory(dir.toFile()).start();
+      launch();
       if (!FreePorts.awaitListening(port, Duration.ofSeconds(60)) || !process.isAlive()) {
         throw new IOException(name + " did not listen on port " + port + " within 60 s; command "
             + argv + "; log:\n" + logTail());
       }
+    }
+
+    /** Starts the process without waiting for it (members that wait for each other). */
+    synchronized void launch() throws IOException {
+      Files.createDirectories(dir);
+      process = new ProcessBuilder(argv).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.log").toFile()))
+          .directory(dir.toFile()).start();
     }
 
     /** Starts it with a new command line (a Redis node that changed role). */
@@ -148,6 +153,41 @@ public final class LocalClusters {
       return List.copyOf(members);
     }
 
+    /** Waits until a started member serves (has a leader, for the Raft clusters). */
+    void awaitReady(Member m) throws IOException, InterruptedException {}
+
+    /** Starts a killed member again from its data directory; returns once it serves. */
+    public void restart(Member m) throws IOException, InterruptedException {
+      m.start();
+      awaitReady(m);
+    }
+
+    /** What one member answers about the leader; IOException when it does not answer. */
+    interface LeaderProbe {
+      Optional<Member> ask(Member m) throws IOException, InterruptedException;
+    }
+
+    /** The first answer of a live member that names a leader; empty if none does. */
+    Optional<Member> firstAnswer(LeaderProbe probe) {
+      for (Member m : members) {
+        if (!m.isAlive()) {
+          continue;
+        }
+        try {
+          Optional<Member> leader = probe.ask(m);
+          if (leader.isPresent()) {
+            return leader;
+          }
+        } catch (IOException e) {
+          // this member does not answer; ask the next
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return Optional.empty();
+        }
+      }
+      return Optional.empty();
+    }
+
     /** Every member's log tail, for failure messages. */
     public String logs() {
       return members.stream().map(m -> "--- " + m + "\n" + m.logTail())
@@ -212,13 +252,10 @@ public final class LocalClusters {
         }
         // members wait for each other before they listen: start all, then wait for each
         for (Member m : c.members) {
-          Files.createDirectories(m.dir);
-          m.process = new ProcessBuilder(m.argv).redirectErrorStream(true)
-              .redirectOutput(ProcessBuilder.Redirect.appendTo(m.dir.resolve("server.log")
-                  .toFile())).directory(m.dir.toFile()).start();
+          m.launch();
         }
         for (Member m : c.members) {
-          LocalServers.awaitEtcdHealthy(m.port, Duration.ofSeconds(60));
+          c.awaitReady(m);
         }
         return c;
       } catch (IOException | InterruptedException | RuntimeException e) {
@@ -237,31 +274,17 @@ public final class LocalClusters {
     /** The member that says it is the Raft leader, asked of the live members; empty if none. */
     @Override
     public Optional<Member> leader() {
-      for (Member m : members) {
-        if (!m.isAlive()) {
-          continue;
-        }
-        try {
-          String body = post("http://127.0.0.1:" + m.port + "/v3/maintenance/status", "{}");
-          Matcher id = MEMBER_ID.matcher(body);
-          Matcher leader = LEADER.matcher(body);
-          if (id.find() && leader.find() && id.group(1).equals(leader.group(1))) {
-            return Optional.of(m);
-          }
-        } catch (IOException e) {
-          // this member does not answer; ask the next
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return Optional.empty();
-        }
-      }
-      return Optional.empty();
+      return firstAnswer(m -> {
+        String body = post("http://127.0.0.1:" + m.port + "/v3/maintenance/status", "{}");
+        Matcher id = MEMBER_ID.matcher(body);
+        Matcher leader = LEADER.matcher(body);
+        return id.find() && leader.find() && id.group(1).equals(leader.group(1))
+            ? Optional.of(m) : Optional.empty();
+      });
     }
 
-    /** Starts a killed member again from its data directory and waits until it is healthy. */
     @Override
-    public void restart(Member m) throws IOException, InterruptedException {
-      m.start();
+    void awaitReady(Member m) throws IOException, InterruptedException {
       LocalServers.awaitEtcdHealthy(m.port, Duration.ofSeconds(60));
     }
   }
@@ -317,7 +340,7 @@ public final class LocalClusters {
           m.start();
         }
         for (Member m : c.members) {
-          LocalServers.awaitConsulLeader(url(m), Duration.ofSeconds(90));
+          c.awaitReady(m);
         }
         return c;
       } catch (IOException | InterruptedException | RuntimeException e) {
@@ -335,31 +358,19 @@ public final class LocalClusters {
     /** The server that is Raft leader, as {@code /v1/status/leader} of a live member names it. */
     @Override
     public Optional<Member> leader() {
-      for (Member m : members) {
-        if (!m.isAlive()) {
-          continue;
-        }
-        try {
-          String body = get(url(m) + "/v1/status/leader").trim();
-          for (int i = 0; i < members.size(); i++) {
-            if (body.equals("\"127.0.0.1:" + serverPorts.get(i) + "\"")) {
-              return Optional.of(members.get(i));
-            }
+      return firstAnswer(m -> {
+        String body = get(url(m) + "/v1/status/leader").trim();
+        for (int i = 0; i < members.size(); i++) {
+          if (body.equals("\"127.0.0.1:" + serverPorts.get(i) + "\"")) {
+            return Optional.of(members.get(i));
           }
-        } catch (IOException e) {
-          // ask the next
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return Optional.empty();
         }
-      }
-      return Optional.empty();
+        return Optional.empty();
+      });
     }
 
-    /** Starts a killed server again from its data directory; returns once it sees a leader. */
     @Override
-    public void restart(Member m) throws IOException, InterruptedException {
-      m.start();
+    void awaitReady(Member m) throws IOException, InterruptedException {
       LocalServers.awaitConsulLeader(url(m), Duration.ofSeconds(90));
     }
   }
