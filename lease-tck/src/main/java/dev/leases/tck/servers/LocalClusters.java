@@ -188,6 +188,23 @@ public final class LocalClusters {
       return Optional.empty();
     }
 
+    /** Starts every member, then waits for each (members wait for each other to elect). */
+    void startAll() throws IOException, InterruptedException {
+      for (Member m : members) {
+        m.launch();
+      }
+      for (Member m : members) {
+        awaitReady(m);
+      }
+    }
+
+    /** Closes the cluster after a failed start; the exception carries the members' logs. */
+    IOException failed(String what, Exception e) {
+      String logs = logs();
+      close();
+      return new IOException(what + " did not come up: " + e + "\n" + logs, e);
+    }
+
     /** Every member's log tail, for failure messages. */
     public String logs() {
       return members.stream().map(m -> "--- " + m + "\n" + m.logTail())
@@ -250,18 +267,10 @@ public final class LocalClusters {
           c.members.add(new Member("m" + i, client[i], dir, LocalServers.etcdArgv(binary, "m" + i,
               dir.resolve("data"), client[i], peer[i], cluster, token, heartbeatMs, electionMs)));
         }
-        // members wait for each other before they listen: start all, then wait for each
-        for (Member m : c.members) {
-          m.launch();
-        }
-        for (Member m : c.members) {
-          c.awaitReady(m);
-        }
+        c.startAll();
         return c;
       } catch (IOException | InterruptedException | RuntimeException e) {
-        String logs = c.logs();
-        c.close();
-        throw new IOException("the local etcd cluster did not come up: " + e + "\n" + logs, e);
+        throw c.failed("the local etcd cluster", e);
       }
     }
 
@@ -336,17 +345,10 @@ public final class LocalClusters {
           }
           c.members.add(new Member("s" + i, http[i], dir, argv));
         }
-        for (Member m : c.members) {
-          m.start();
-        }
-        for (Member m : c.members) {
-          c.awaitReady(m);
-        }
+        c.startAll();
         return c;
       } catch (IOException | InterruptedException | RuntimeException e) {
-        String logs = c.logs();
-        c.close();
-        throw new IOException("the local Consul cluster did not come up: " + e + "\n" + logs, e);
+        throw c.failed("the local Consul cluster", e);
       }
     }
 
@@ -412,10 +414,7 @@ public final class LocalClusters {
         p.awaitInSync(Duration.ofSeconds(60));
         return p;
       } catch (IOException | InterruptedException | RuntimeException e) {
-        String logs = p.logs();
-        p.close();
-        throw new IOException("the local Redis primary and replica did not come up: " + e + "\n"
-            + logs, e);
+        throw p.failed("the local Redis primary and replica", e);
       }
     }
 
