@@ -276,7 +276,9 @@ final class StoreFaults {
     public Hit inject(long downtimeMs, int pick) throws Exception {
       String target = "redis primary " + pair.primary().name();
       pair.restartPrimary(downtimeMs);
-      return new Hit("store-restart", target, System.nanoTime());
+      long end = System.nanoTime();
+      pair.awaitInSync(Duration.ofSeconds(60)); // before the next fault can promote the replica
+      return new Hit("store-restart", target, end);
     }
   }
 

@@ -395,8 +395,7 @@ public final class LocalClusters {
       this.binary = binary;
       int a = FreePorts.pick();
       int b = FreePorts.pick();
-      members.add(new Member("r0", a, root.resolve("r0"),
-          LocalServers.redisArgv(binary, a, root.resolve("r0"))));
+      members.add(new Member("r0", a, root.resolve("r0"), nodeArgv(a, root.resolve("r0"))));
       members.add(new Member("r1", b, root.resolve("r1"), replicaArgv(b, root.resolve("r1"), a)));
       primary = members.get(0);
       replica = members.get(1);
@@ -418,8 +417,15 @@ public final class LocalClusters {
       }
     }
 
-    private List<String> replicaArgv(int port, Path dir, int primaryPort) {
+    /** A node without persistence that sends a full sync at once (not after Redis's 5 s delay). */
+    private List<String> nodeArgv(int port, Path dir) {
       List<String> argv = new ArrayList<>(LocalServers.redisArgv(binary, port, dir));
+      argv.addAll(List.of("--repl-diskless-sync-delay", "0"));
+      return argv;
+    }
+
+    private List<String> replicaArgv(int port, Path dir, int primaryPort) {
+      List<String> argv = new ArrayList<>(nodeArgv(port, dir));
       argv.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(primaryPort)));
       return argv;
     }
@@ -464,15 +470,14 @@ public final class LocalClusters {
     }
 
     /**
-     * Kills the primary and starts it again, empty, on the same port (the replica resynchronises
-     * from it, and is empty too).
+     * Kills the primary and starts it again, empty, on the same port; returns once it listens (the
+     * replica then resynchronises from it, and is empty too: see {@link #awaitInSync}).
      */
     public synchronized void restartPrimary(long downtimeMs)
         throws IOException, InterruptedException {
       primary.kill();
       Thread.sleep(downtimeMs);
-      primary.start(LocalServers.redisArgv(binary, primary.port, primary.dir));
-      awaitInSync(Duration.ofSeconds(60));
+      primary.start(nodeArgv(primary.port, primary.dir));
     }
 
     /** Waits until the replica reports its link to the primary up. */
@@ -495,7 +500,10 @@ public final class LocalClusters {
           + " within " + timeout + ": " + last);
     }
 
-    /** One command over RESP; returns a simple reply's line or a bulk reply's text. */
+    /**
+     * One command over RESP; returns a simple reply's line ({@code +OK}, {@code :0}, {@code -ERR
+     * ...}), a bulk reply's text, or null for a nil bulk reply.
+     */
     static String command(int port, String... args) throws IOException {
       try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
         s.setSoTimeout(5000);
@@ -517,6 +525,9 @@ public final class LocalClusters {
           return first;
         }
         int len = Integer.parseInt(first.substring(1));
+        if (len < 0) {
+          return null;
+        }
         char[] buf = new char[Math.max(0, len)];
         int read = 0;
         while (read < len) {

@@ -48,7 +48,7 @@ class LocalClustersTest {
 
   @Test
   @Timeout(120)
-  void aPromotedRedisReplicaHasTheDataAndTheVirtualIpMovesToIt() throws Exception {
+  void aPromotedRedisReplicaHasTheDataTheVirtualIpMovesToItAndARestartedPrimaryIsEmpty() throws Exception {
     try (RedisPair p = RedisPair.start()) {
       int vip = p.vip().port();
       assertThat(RedisPair.command(vip, "SET", "k", "v")).isEqualTo("+OK");
@@ -72,6 +72,15 @@ class LocalClustersTest {
           .contains("role:slave");
       await().atMost(Duration.ofSeconds(30))
           .until(() -> RedisPair.command(primary.port(), "GET", "k2").equals("v2"));
+
+      Member current = p.primary();
+      p.restartPrimary(0);
+
+      assertThat(p.primary()).isSameAs(current);
+      assertThat(RedisPair.command(vip, "GET", "k2")).as("restarted empty").isNull();
+      p.awaitInSync(Duration.ofSeconds(30));
+      assertThat(RedisPair.command(p.replica().port(), "DBSIZE")).as("resynchronised to empty")
+          .isEqualTo(":0");
     }
   }
 }
