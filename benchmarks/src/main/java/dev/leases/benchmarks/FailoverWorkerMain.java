@@ -29,8 +29,10 @@ import java.util.Optional;
  * {@code SIGSTOP} mid-unit resumes and sends its "end" write with the token it started with.
  *
  * <p>Arguments: {@code --factory=CLASS [--setting=K=V ...] --name=LEASE --ttl-ms=N --fence-port=P
- * --worker=ID [--work-ms=20] [--history-port=P]}; with a history port every grant is reported to
- * the nemesis harness ({@link ReportingStore}). Stdout: {@code READY}, {@code ACQUIRED t}, {@code LOST t REASON},
+ * --worker=ID [--work-ms=20] [--history-port=P] [--rejected-pause-ms=0]}; with a history port every
+ * grant is reported to the nemesis harness ({@link ReportingStore}); after a rejected write the
+ * work loop waits {@code rejected-pause-ms} before it tries again (a fenced peer keeps trying until
+ * its loop stands down, without spinning). Stdout: {@code READY}, {@code ACQUIRED t}, {@code LOST t REASON},
  * {@code FENCED t highest}, {@code CLOSED}. Stdin: {@code CLOSE} stops the work loop, closes the
  * leader loop (which releases the lease) and exits; end of input does the same.
  */
@@ -66,7 +68,8 @@ public final class FailoverWorkerMain {
         })
         .start();
     Fence fence = new Fence((int) parsed.requireLong("fence-port"), worker);
-    Thread work = new Thread(() -> work(loop, fence, workMs, out), "work");
+    long rejectedPauseMs = parsed.longOr("rejected-pause-ms", 0);
+    Thread work = new Thread(() -> work(loop, fence, workMs, rejectedPauseMs, out), "work");
     work.setDaemon(true);
     work.start();
     out.println("READY");
@@ -85,7 +88,8 @@ public final class FailoverWorkerMain {
 
   private static volatile boolean stopping;
 
-  private static void work(LeaderLoop loop, Fence fence, long workMs, PrintStream out) {
+  private static void work(LeaderLoop loop, Fence fence, long workMs, long rejectedPauseMs,
+      PrintStream out) {
     while (!stopping) {
       try {
         long token = loop.currentToken();
@@ -93,7 +97,11 @@ public final class FailoverWorkerMain {
           loop.awaitLeadership(Duration.ofMillis(200));
           continue;
         }
-        if (!fence.write(token, out) || stopping) {
+        if (!fence.write(token, out)) {
+          sleepQuietly(rejectedPauseMs);
+          continue;
+        }
+        if (stopping) {
           continue;
         }
         Thread.sleep(workMs);

@@ -25,6 +25,7 @@ final class GrantLog implements AutoCloseable {
   private final Map<Long, Long> tries = new HashMap<>();
   private final List<Grant> grants = new ArrayList<>();
   private final Set<Long> tokens = new HashSet<>();
+  private Grant top;
   private final LoopbackLineServer server;
   private long seq;
 
@@ -40,6 +41,14 @@ final class GrantLog implements AutoCloseable {
     return List.copyOf(grants);
   }
 
+  /**
+   * The first grant of the highest token so far (its worker is the newest leader, which may have
+   * lost the lease since), or null.
+   */
+  synchronized Grant top() {
+    return top;
+  }
+
   /** Leadership changes so far: distinct tokens granted, less one. */
   synchronized int changes() {
     return Math.max(0, tokens.size() - 1);
@@ -52,9 +61,13 @@ final class GrantLog implements AutoCloseable {
 
   private synchronized void granted(long trySeq, long token, String holder, String worker) {
     Long tried = tries.remove(trySeq);
-    grants.add(new Grant(worker, holder, token, tried == null ? NemesisChecker.UNKNOWN : tried,
-        System.nanoTime()));
+    Grant g = new Grant(worker, holder, token, tried == null ? NemesisChecker.UNKNOWN : tried,
+        System.nanoTime());
+    grants.add(g);
     tokens.add(token);
+    if (top == null || token > top.token()) {
+      top = g;
+    }
   }
 
   private void serve(BufferedReader in, Writer out) throws IOException {

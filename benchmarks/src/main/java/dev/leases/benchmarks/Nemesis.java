@@ -69,24 +69,26 @@ final class Nemesis {
     List<String> summaries = new ArrayList<>();
     for (Backends.Kind k : chosen) {
       progress.say("%s · starting", k.name());
-      try (Backend backend = k.start(o.stores);
-          NemesisRun.StoreFault storeFault = StoreFaults.of(backend)) {
+      try (StoreFaults.Setup setup = StoreFaults.start(k, o.stores)) {
+        Backend backend = setup.backend;
         Duration ttl;
         try (LeaseStore s = backend.openStore()) {
           ttl = Bench.fit(Duration.ofMillis(o.ttlMs), s);
         }
-        NemesisRun run = new NemesisRun(backend, o, ttl, logs, faketime, storeFault, progress,
-            runId);
-        progress.say("%s · %s; ttl %d ms; %d workers; faults %s%s", k.name(),
-            backend.description(), ttl.toMillis(), o.workers, run.types().stream()
-                .map(t -> t.label).toList(), storeFault != null ? "; store fault: "
-                + storeFault.describe() : "");
+        NemesisRun run = new NemesisRun(setup, o, ttl, logs, faketime, progress, runId);
+        progress.say("%s · %s; ttl %d ms; %d workers; %d lanes; faults %s%s", k.name(),
+            backend.description(), ttl.toMillis(), o.workers, o.lanes, run.types().stream()
+                .map(t -> t.label).toList(), setup.faults.isEmpty() ? "" : "; store faults: "
+                + setup.describeFaults());
         NemesisRun.Outcome r = run.run();
         NemesisChecker.Result c = r.check();
         out.println("nemesis: " + k.name() + " faults by type: " + (r.faultsByType().isEmpty()
             ? "none" : r.faultsByType().entrySet().stream().map(e -> e.getKey() + " "
             + e.getValue()).collect(Collectors.joining(", "))));
         c.violations().forEach(v -> out.println("nemesis: " + k.name() + " VIOLATION " + v));
+        double seconds = r.elapsedNanos() / 1e9;
+        out.println(String.format(Locale.ROOT, "nemesis: %s rate %.1f changes/min over %.0f s",
+            k.name(), seconds > 0 ? c.changes() * 60 / seconds : 0, seconds));
         r.problems().forEach(p -> out.println("nemesis: " + k.name() + " FAILED " + p));
         String line = String.format(Locale.ROOT, "nemesis: %s changes %d faults %d accepted %d"
             + " rejected %d violations %d max-recovery %.3f", k.name(), c.changes(), r.faults(),

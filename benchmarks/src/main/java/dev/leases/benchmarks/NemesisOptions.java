@@ -25,8 +25,14 @@ final class NemesisOptions {
       "  --start-local          start installed servers (redis-server, etcd, consul) on loopback",
       "  --ttl-ms T             lease TTL (default 1000; raised to a store's minimum)",
       "  --workers K            worker JVMs, 3 to 5 (default 4)",
+      "  --lanes L              fault lanes running at once, each on its own worker (store faults",
+      "                         one at a time), 1 to workers - 1 (default 2)",
       "  --work-ms N            the pause inside a unit of work (default 20)",
       "  --faults LIST          fault types (default all): " + String.join(",", labels()),
+      "                         (store: the backend's store faults, where the harness started the",
+      "                         servers: etcd and Consul 3-member clusters with leader-kill and",
+      "                         member-kill, Redis store-restart and replica-promotion, PostgreSQL",
+      "                         store-restart)",
       "  --max-seconds S        stop after S seconds per backend even before N changes (no error);",
       "                         without it the cap is 60 s + N x (5 x TTL + 4 s), and hitting it",
       "                         is a measurement failure",
@@ -37,18 +43,21 @@ final class NemesisOptions {
       "Clock faults (snapshot, clock-step) need libfaketime (apt-get install -y faketime); the run",
       "checks at start-up that it moves both clocks, and fails with a message if it does not.",
       "",
+      "Per backend, also: nemesis: <backend> faults by type: <label> <count>, ...",
+      "and: nemesis: <backend> rate <changes per minute> changes/min over <seconds> s",
       "Last line per backend:",
       "  nemesis: <backend> changes <N> faults <F> accepted <A> rejected <R> violations <V>"
           + " max-recovery <seconds>",
       "Exit status: 0 no violation; 1 a violation; 2 bad usage or a backend that cannot be",
       "included; 3 a measurement failure (no recovery after a fault, the time cap, a broken fault).");
 
-  private static final Set<String> OWN = Set.of("--changes", "--seed", "--workers", "--faults",
-      "--max-seconds", "--ttl-ms", "--work-ms", "--out");
+  private static final Set<String> OWN = Set.of("--changes", "--seed", "--workers", "--lanes",
+      "--faults", "--max-seconds", "--ttl-ms", "--work-ms", "--out");
 
   int changes;
   long seed = new SecureRandom().nextLong();
   int workers = 4;
+  int lanes = 2;
   long ttlMs = 1000;
   long workMs = 20;
   List<FaultType> faults = List.of(FaultType.values());
@@ -101,6 +110,7 @@ final class NemesisOptions {
             throw new IllegalArgumentException("--workers must be 3 to 5, got " + o.workers);
           }
         }
+        case "--lanes" -> o.lanes = BenchOptions.positive(key, value);
         case "--faults" -> o.faults = faultTypes(value);
         case "--max-seconds" -> o.maxSeconds = BenchOptions.positive(key, value);
         case "--ttl-ms" -> o.ttlMs = BenchOptions.positive(key, value);
@@ -113,6 +123,10 @@ final class NemesisOptions {
     if (!backends) {
       o.stores.backends = List.of("memory");
     }
+    if (o.lanes >= o.workers) {
+      throw new IllegalArgumentException("--lanes must be less than --workers (" + o.workers
+          + "), got " + o.lanes + ": a lane holds one worker, and one must be left to lead");
+    }
     if (!o.help && o.changes == 0) {
       throw new IllegalArgumentException("--changes N is required");
     }
@@ -122,7 +136,7 @@ final class NemesisOptions {
   private static List<FaultType> faultTypes(String value) {
     List<FaultType> out = new ArrayList<>();
     for (String s : value.split(",")) {
-      String t = s.trim();
+      String t = s.trim().equals("store-restart") ? "store" : s.trim(); // its name before 0.1
       if (t.isEmpty()) {
         continue;
       }

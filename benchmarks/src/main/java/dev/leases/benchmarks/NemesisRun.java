@@ -2,6 +2,7 @@ package dev.leases.benchmarks;
 
 import dev.leases.benchmarks.FenceServer.WriteEvent;
 import dev.leases.benchmarks.NemesisChecker.Fault;
+import dev.leases.benchmarks.NemesisChecker.Grant;
 import dev.leases.benchmarks.NemesisSchedule.FaultType;
 import dev.leases.benchmarks.NemesisSchedule.Step;
 import dev.leases.tck.process.StoreRecipe;
@@ -11,53 +12,62 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * The nemesis on one backend: worker JVMs ({@link FailoverWorkerMain} with grant reports), each
  * reaching the store through its own {@link TcpProxy} and running under libfaketime, a
- * {@link FenceServer}, a {@link GrantLog}, and the faults of a {@link NemesisSchedule} one at a
- * time — each followed by a wait for the resource to accept a write again and a quiet gap — until
+ * {@link FenceServer}, a {@link GrantLog}, and {@code --lanes} fault lanes running at once until
  * the changes are seen or the time cap. Then {@link NemesisChecker} judges the history.
+ *
+ * <p>Each lane follows its own seeded {@link NemesisSchedule}: it claims a worker (the newest
+ * leader when the step says so and no other lane holds it, else another fitting worker), injects
+ * the fault, waits for the resource to accept a write after the fault's end, and keeps a short
+ * quiet gap. Lanes never hurt the same worker at once; store faults run one at a time. So faults
+ * overlap — a second lane freezes the worker that took over from the first lane's victim — which
+ * both randomises the history and keeps the lease changing hands. A killed or restarted worker is
+ * replaced in the background, so a lane does not wait for a JVM to start.
  */
 final class NemesisRun {
 
   /** What happened; {@code problems} are measurement failures (not safety violations). */
   record Outcome(NemesisChecker.Result check, Map<String, Integer> faultsByType, int faults,
-      List<String> problems) {}
-
-  /** A store-side fault the backend supports, or none. */
-  interface StoreFault extends AutoCloseable {
-    /** What it does, for the report. */
-    String describe();
-
-    /** Takes the store down for about {@code downtimeMs} and waits until it is back. */
-    void inject(long downtimeMs) throws Exception;
-
-    @Override
-    void close();
-  }
+      List<String> problems, long elapsedNanos) {}
 
   private static final Pattern HOST_PORT = Pattern.compile("(127\\.0\\.0\\.1|localhost):(\\d+)");
 
+  private final StoreFaults.Setup setup;
   private final Backend backend;
   private final NemesisOptions o;
   private final Duration ttl;
   private final Path logDir;
   private final Path faketime;
-  private final StoreFault storeFault;
   private final Progress progress;
   private final String lease;
+  // guarded by this
   private final Map<String, Worker> workers = new LinkedHashMap<>();
+  private final Set<String> busy = new HashSet<>();
   private final List<Fault> faults = new ArrayList<>();
   private final Map<String, Integer> counts = new TreeMap<>();
   private final List<String> problems = new ArrayList<>();
   private int nextWorker = 1;
+  // the rest
+  private final ReentrantLock storeLock = new ReentrantLock();
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private volatile boolean stopping;
+  private ExecutorService respawner;
   private FenceServer fence;
   private GrantLog grants;
 
@@ -68,7 +78,8 @@ final class NemesisRun {
     final Path clockFile;
     final List<TcpProxy> proxies;
     WorkerProcess process;
-    long offsetMs;
+    volatile boolean ready;
+    long offsetMs; // only the lane that holds the worker touches it
 
     Worker(String id, boolean wallOnly, Path clockFile, List<TcpProxy> proxies) {
       this.id = id;
@@ -85,25 +96,22 @@ final class NemesisRun {
     }
   }
 
-  /**
-   * @param faketime libfaketime, or null when no clock fault is scheduled
-   * @param storeFault the backend's store fault, or null
-   */
-  NemesisRun(Backend backend, NemesisOptions o, Duration ttl, Path logDir, Path faketime,
-      StoreFault storeFault, Progress progress, String runId) {
-    this.backend = backend;
+  /** @param faketime libfaketime, or null when no clock fault is scheduled */
+  NemesisRun(StoreFaults.Setup setup, NemesisOptions o, Duration ttl, Path logDir, Path faketime,
+      Progress progress, String runId) {
+    this.setup = setup;
+    this.backend = setup.backend;
     this.o = o;
     this.ttl = ttl;
     this.logDir = logDir;
     this.faketime = faketime;
-    this.storeFault = storeFault;
     this.progress = progress;
     this.lease = "nemesis-" + runId;
   }
 
   /** The fault types this run can inject: those asked for that this backend and machine support. */
   List<FaultType> types() {
-    return o.faults.stream().filter(t -> t != FaultType.STORE_RESTART || storeFault != null)
+    return o.faults.stream().filter(t -> t != FaultType.STORE || !setup.faults.isEmpty())
         .filter(t -> (t != FaultType.SNAPSHOT && t != FaultType.CLOCK_STEP) || faketime != null)
         .toList();
   }
@@ -111,6 +119,12 @@ final class NemesisRun {
   Outcome run() throws Exception {
     long capNanos = Duration.ofSeconds(o.capSeconds(ttl.toMillis())).toNanos();
     long started = System.nanoTime();
+    long elapsed;
+    respawner = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "nemesis-respawn");
+      t.setDaemon(true);
+      return t;
+    });
     try (FenceServer f = new FenceServer(lease); GrantLog g = new GrantLog()) {
       fence = f;
       grants = g;
@@ -126,44 +140,105 @@ final class NemesisRun {
           throw new IllegalStateException("no worker wrote within " + recoveryWait()
               + " of starting; worker logs in " + logDir);
         }
-        NemesisSchedule schedule = new NemesisSchedule(o.seed, types(), ttl.toMillis());
-        while (grants.changes() < o.changes) {
+        long firstChange = System.nanoTime();
+        List<Thread> lanes = new ArrayList<>();
+        for (int i = 0; i < o.lanes; i++) {
+          int lane = i;
+          Thread t = new Thread(() -> lane(lane), "nemesis-lane-" + lane);
+          t.setDaemon(true);
+          t.start();
+          lanes.add(t);
+        }
+        while (!stopping) {
+          if (grants.changes() >= o.changes || failure.get() != null) {
+            break;
+          }
           if (System.nanoTime() - started > capNanos) {
             String msg = "time cap of " + o.capSeconds(ttl.toMillis()) + " s hit after "
                 + grants.changes() + " of " + o.changes + " changes";
             progress.say("%s · %s", backend.name(), msg);
             if (o.maxSeconds == 0) {
-              problems.add(msg);
+              problem(msg);
             }
             break;
           }
-          Step step = schedule.next();
-          Fault fault = inject(step);
-          if (fault == null) {
-            continue;
+          Thread.sleep(50);
+        }
+        stopping = true;
+        elapsed = System.nanoTime() - firstChange;
+        for (Thread t : lanes) {
+          t.join(recoveryWait().plusSeconds(60).toMillis());
+          if (t.isAlive()) {
+            problem(t.getName() + " did not finish its fault within " + recoveryWait()
+                .plusSeconds(60));
           }
-          faults.add(fault);
-          counts.merge(fault.type(), 1, Integer::sum);
-          WriteEvent next = fence.await(0, e -> e.accepted() && e.atNanos() >= fault.endNanos(),
-              recoveryWait().toNanos());
-          progress.say("%s · #%d %s on %s for %d ms: %s; changes %d", backend.name(),
-              step.index(), fault.type(), fault.target(),
-              (fault.endNanos() - fault.startNanos()) / 1_000_000,
-              next == null ? "NO accepted write within " + recoveryWait().toSeconds() + " s"
-                  : "next accepted write " + (next.atNanos() - fault.endNanos()) / 1_000_000
-                  + " ms after, by " + next.worker() + " token " + next.token(), grants.changes());
-          Thread.sleep(step.gapMs());
+        }
+        respawner.shutdown();
+        respawner.awaitTermination(90, TimeUnit.SECONDS);
+        Throwable e = failure.get();
+        if (e instanceof Exception ex) {
+          throw ex;
+        } else if (e != null) {
+          throw new IllegalStateException(e);
         }
         Thread.sleep(3 * o.workMs + 500); // writes in flight land in the history
       } finally {
-        workers.values().forEach(Worker::close);
+        stopping = true;
+        respawner.shutdownNow();
+        synchronized (this) {
+          workers.values().forEach(Worker::close);
+        }
       }
-      NemesisChecker.Result check = NemesisChecker.check(grants.grants(), fence.events(), faults);
+      NemesisChecker.Result check = NemesisChecker.check(grants.grants(), fence.events(),
+          faults());
       for (Fault u : check.unrecovered()) {
-        problems.add("no accepted write after " + u.type() + " on " + u.target());
+        problem("no accepted write after " + u.type() + " on " + u.target());
       }
-      return new Outcome(check, counts, faults.size(), problems);
+      synchronized (this) {
+        return new Outcome(check, new TreeMap<>(counts), faults.size(), List.copyOf(problems),
+            elapsed);
+      }
     }
+  }
+
+  /** One fault lane, until the run stops; a failure stops the run. */
+  private void lane(int lane) {
+    NemesisSchedule schedule = NemesisSchedule.lane(o.seed, lane, types(), ttl.toMillis());
+    try {
+      while (!stopping) {
+        Step step = schedule.next();
+        int from = fence.size();
+        Fault fault = inject(step);
+        if (fault == null) {
+          Thread.sleep(20); // nothing fits now (every worker busy, or a store fault running)
+          continue;
+        }
+        synchronized (this) {
+          faults.add(fault);
+          counts.merge(fault.type(), 1, Integer::sum);
+        }
+        WriteEvent next = fence.await(from, e -> e.accepted() && e.atNanos() >= fault.endNanos(),
+            recoveryWait().toNanos());
+        progress.say("%s · #%d.%d %s on %s for %d ms: %s; changes %d", backend.name(), lane,
+            step.index(), fault.type(), fault.target(),
+            (fault.endNanos() - fault.startNanos()) / 1_000_000,
+            next == null ? "NO accepted write within " + recoveryWait().toSeconds() + " s"
+                : "next accepted write " + (next.atNanos() - fault.endNanos()) / 1_000_000
+                + " ms after, by " + next.worker() + " token " + next.token(), grants.changes());
+        sleep(step.gapMs());
+      }
+    } catch (Throwable e) {
+      failure.compareAndSet(null, e);
+      stopping = true;
+    }
+  }
+
+  private synchronized List<Fault> faults() {
+    return List.copyOf(faults);
+  }
+
+  private synchronized void problem(String p) {
+    problems.add(p);
   }
 
   private Duration recoveryWait() {
@@ -172,12 +247,16 @@ final class NemesisRun {
 
   // ------------------------------------------------------------------ workers
 
-  private Worker spawn() throws IOException {
+  /** Starts a worker JVM; it is not {@linkplain Worker#ready ready} (nor a target) until READY. */
+  private synchronized Worker spawn() throws IOException {
+    if (stopping) {
+      return null;
+    }
     int n = nextWorker++;
     String id = "w" + n;
     boolean wallOnly = n % 2 == 0; // odd workers can be restored from a snapshot, even ones stepped
     List<TcpProxy> proxies = new ArrayList<>();
-    StoreRecipe recipe = proxied(backend.recipe(), proxies);
+    StoreRecipe recipe = proxied(setup.recipe(n), proxies);
     Path clock = logDir.resolve(backend.name() + "-" + id + ".faketime");
     Worker w = new Worker(id, wallOnly, clock, proxies);
     Map<String, String> env = Map.of();
@@ -187,7 +266,8 @@ final class NemesisRun {
     }
     w.process = WorkerProcess.start(id, recipe, lease, ttl, fence.port(), o.workMs,
         logDir.resolve(backend.name() + "-" + id + ".log"),
-        Map.of("history-port", Integer.toString(grants.port())), env);
+        Map.of("history-port", Integer.toString(grants.port()),
+            "rejected-pause-ms", Long.toString(o.workMs)), env);
     workers.put(id, w);
     return w;
   }
@@ -198,6 +278,27 @@ final class NemesisRun {
           + w.process.transcript() + "; its log: " + logDir.resolve(backend.name() + "-" + w.id
           + ".log"));
     }
+    w.ready = true;
+  }
+
+  /** Replaces a killed or restarted worker after {@code delayMs}, without holding up a lane. */
+  private void respawnLater(long delayMs) {
+    respawner.execute(() -> {
+      try {
+        sleep(delayMs);
+        Worker w = spawn();
+        if (w != null) {
+          awaitReady(w);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (Throwable e) {
+        if (!stopping) {
+          failure.compareAndSet(null, e);
+          stopping = true;
+        }
+      }
+    });
   }
 
   /**
@@ -235,37 +336,95 @@ final class NemesisRun {
     return p;
   }
 
-  private Worker target(Step step) {
-    WriteEvent last = fence.last();
-    Worker leader = last != null && last.accepted() ? workers.get(last.worker()) : null;
-    List<Worker> eligible = workers.values().stream()
-        .filter(w -> w.process.isAlive() && !w.process.isStopped())
-        .filter(w -> step.type() != FaultType.SNAPSHOT || !w.wallOnly)
-        .filter(w -> step.type() != FaultType.CLOCK_STEP || w.wallOnly)
-        .toList();
-    if (eligible.isEmpty()) {
-      return null;
+  /**
+   * Claims the worker for {@code step}: the newest leader if the step is on the leader and it fits;
+   * if another lane holds the leader (or none is known yet), waits up to a TTL for the next one;
+   * else the {@code pick}-th fitting worker. Null if none fits.
+   */
+  private Worker claim(Step step) throws InterruptedException {
+    long deadline = System.nanoTime() + ttl.toNanos();
+    while (true) {
+      Grant top = grants.top();
+      synchronized (this) {
+        List<Worker> eligible = workers.values().stream()
+            .filter(w -> w.ready && !busy.contains(w.id))
+            .filter(w -> w.process.isAlive() && !w.process.isStopped())
+            .toList();
+        Worker leader = top == null ? null : workers.get(top.worker());
+        Worker chosen = null;
+        if (step.onLeader() && leader != null && eligible.contains(leader)) {
+          chosen = leader;
+        } else {
+          boolean leaderMayFree = step.onLeader() && (leader == null || busy.contains(leader.id))
+              && System.nanoTime() < deadline && !stopping;
+          if (!leaderMayFree && !eligible.isEmpty()) {
+            chosen = eligible.get(step.pick() % eligible.size());
+          } else if (!leaderMayFree) {
+            return null;
+          }
+        }
+        if (chosen != null) {
+          busy.add(chosen.id);
+          return chosen;
+        }
+      }
+      Thread.sleep(10);
     }
-    if (step.onLeader() && leader != null && eligible.contains(leader)) {
-      return leader;
+  }
+
+  /**
+   * A clock fault fits the worker's clock mode: a snapshot restore needs both clocks faked, a
+   * wall-clock step the wall clock alone. Where a clock fault lands on a worker of the other mode
+   * (the leader, when the step is on the leader), it becomes the other clock fault.
+   */
+  private static Step clockFaultFor(Step step, Worker w) {
+    FaultType t = step.type();
+    if (t == FaultType.SNAPSHOT && w.wallOnly) {
+      t = FaultType.CLOCK_STEP;
+    } else if (t == FaultType.CLOCK_STEP && !w.wallOnly) {
+      t = FaultType.SNAPSHOT;
+    } else {
+      return step;
     }
-    return eligible.get(step.pick() % eligible.size());
+    return new Step(step.index(), t, step.onLeader(), step.pick(), t == FaultType.SNAPSHOT
+        ? step.snapshotMs() : 0, step.gapMs(), step.clockStepMs(), step.snapshotMs());
+  }
+
+  private synchronized void release(Worker w) {
+    busy.remove(w.id);
   }
 
   // ------------------------------------------------------------------ faults
 
-  /** Injects one step and returns it as a fault, or null if no worker fits it. */
+  /** Injects one step and returns it as a fault, or null if nothing fits it now. */
   private Fault inject(Step step) throws Exception {
     FaultType type = step.type();
     if (!type.onWorker()) {
-      long start = System.nanoTime();
-      storeFault.inject(step.durationMs());
-      return new Fault(type.label, backend.name(), start, System.nanoTime());
+      if (!storeLock.tryLock()) {
+        return null;
+      }
+      try {
+        StoreFaults.StoreFault f = setup.faults.get(step.pick() % setup.faults.size());
+        long start = System.nanoTime();
+        StoreFaults.Hit hit = f.inject(step.durationMs(), step.pick() / setup.faults.size());
+        return new Fault(hit.label(), hit.target(), start, hit.endNanos());
+      } finally {
+        storeLock.unlock();
+      }
     }
-    Worker w = target(step);
+    Worker w = claim(step);
     if (w == null) {
       return null;
     }
+    try {
+      return inject(clockFaultFor(step, w), w);
+    } finally {
+      release(w);
+    }
+  }
+
+  private Fault inject(Step step, Worker w) throws Exception {
+    FaultType type = step.type();
     WorkerProcess p = w.process;
     long start = System.nanoTime();
     switch (type) {
@@ -307,12 +466,13 @@ final class NemesisRun {
         }
         long end = System.nanoTime();
         if (!p.waitForExit(Duration.ofSeconds(15))) {
-          problems.add(w.id + " did not exit within 15 s of " + type.label);
+          problem(w.id + " did not exit within 15 s of " + type.label);
+        }
+        synchronized (this) {
+          workers.remove(w.id);
         }
         w.close();
-        workers.remove(w.id);
-        sleep(step.durationMs());
-        awaitReady(spawn());
+        respawnLater(step.durationMs());
         return new Fault(type.label, w.id, start, end);
       }
       default -> throw new IllegalStateException(type.toString());

@@ -44,7 +44,7 @@ class NemesisSmokeTest {
     var types = java.util.List.of(NemesisSchedule.FaultType.values());
     NemesisSchedule a = new NemesisSchedule(99, types, 1000);
     NemesisSchedule b = new NemesisSchedule(99, types, 1000);
-    NemesisSchedule c = new NemesisSchedule(100, types, 1000);
+    NemesisSchedule c = NemesisSchedule.lane(99, 1, types, 1000);
     boolean differs = false;
     for (int i = 0; i < 50; i++) {
       NemesisSchedule.Step x = a.next();
@@ -65,9 +65,16 @@ class NemesisSmokeTest {
     assertThat(Nemesis.run(new String[] {"--changes", "3", "--workers", "9"}, o, e)).isEqualTo(2);
     assertThat(Nemesis.run(new String[] {"--changes", "3", "--faults", "meteor"}, o, e))
         .isEqualTo(2);
+    assertThat(Nemesis.run(new String[] {"--changes", "3", "--workers", "3", "--lanes", "3"}, o,
+        e)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("--lanes must be less than");
+    assertThat(NemesisOptions.parse(new String[] {"--changes", "3", "--faults", "store-restart"})
+        .faults).as("the old name of the store faults").containsExactly(
+            NemesisSchedule.FaultType.STORE);
     assertThat(Nemesis.run(new String[] {"--help"}, o, e)).isZero();
     assertThat(out.toString(StandardCharsets.UTF_8)).contains("--changes N", "--seed S",
-        "--start-local", "--ttl-ms T", "--workers K", "--faults LIST", "max-recovery");
+        "--start-local", "--ttl-ms T", "--workers K", "--lanes L", "--faults LIST",
+        "max-recovery", "leader-kill", "replica-promotion");
   }
 
   @Test

@@ -21,6 +21,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *   <li>{@link #stall()}: keeps connections open but moves no bytes (a silent partition); bytes
  *       sent meanwhile arrive after {@link #forward()}.
  *   <li>{@link #clientBytes()}: everything each client connection sent, in order.
+ *   <li>{@link #retarget(int)}: moves it to another server, like a virtual IP moved to a promoted
+ *       replica: connections open to the old server are closed, new ones reach the new server.
  * </ul>
  */
 public final class TcpProxy implements AutoCloseable {
@@ -28,7 +30,7 @@ public final class TcpProxy implements AutoCloseable {
   private enum Mode { FORWARD, STALL, CUT }
 
   private final ServerSocket server;
-  private final int targetPort;
+  private volatile int targetPort;
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private final List<ByteArrayOutputStream> recorded = new CopyOnWriteArrayList<>();
   private final Object gate = new Object();
@@ -47,6 +49,25 @@ public final class TcpProxy implements AutoCloseable {
   /** The loopback port clients connect to. */
   public int port() {
     return server.getLocalPort();
+  }
+
+  /** The server port new connections are forwarded to. */
+  public int targetPort() {
+    return targetPort;
+  }
+
+  /**
+   * Forwards new connections to 127.0.0.1:{@code port} from now on and closes every connection
+   * open to the old server (its clients see them drop and reconnect, to the new one). The mode
+   * (forward, stall, cut) is unchanged. A connection accepted while this runs may still reach the
+   * old server once; it is closed too if it was registered before the sockets are closed.
+   */
+  public void retarget(int port) {
+    targetPort = port;
+    for (Socket s : sockets) {
+      closeQuietly(s);
+    }
+    sockets.clear();
   }
 
   /** Closes every connection and refuses new ones until {@link #forward()}. */
