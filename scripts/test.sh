@@ -17,16 +17,22 @@ eval "$(scripts/start-external-postgres.sh)"
 trap 'scripts/start-external-postgres.sh stop "$LEASES_EXTERNAL_PG_DIR"' EXIT
 logs=target/test-logs
 mkdir -p "$logs"
-# Two independent steps at once: the PostgreSQL suite against Debian's PostgreSQL, and the
-# benchmark CLI end to end with tiny counts on every backend (servers of its own).
+# Three independent steps at once: the PostgreSQL suite against Debian's PostgreSQL; two user
+# builds outside the reactor against the artifacts just installed (with and without leases-bom,
+# all four backends, servers of their own); and the benchmark CLI end to end with tiny counts on
+# every backend (servers of its own).
 LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" "${MVN[@]}" -pl lease-postgres verify \
   -Dleases.reports=surefire-reports-external-postgres >"$logs/external-postgres.log" 2>&1 &
 external=$!
+LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" scripts/consumer-builds.sh >"$logs/consumer-builds.log" 2>&1 &
+consumers=$!
 java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgres,redis,etcd,consul \
   --start-local --trials 1 --latency-samples 30 --scale 1,10 --scale-rounds 1 --scale-ttl 2s \
   --out benchmarks/target/bench-smoke >"$logs/bench-smoke.log" 2>&1 \
   || { tail -40 "$logs/bench-smoke.log"; exit 1; }
 wait "$external" || { grep -E "Tests run|FAIL|ERROR" "$logs/external-postgres.log" | tail -40; exit 1; }
+wait "$consumers" || { cat "$logs/consumer-builds.log"; exit 1; }
+grep -E "^consumer|versions|cycle|=>" "$logs/consumer-builds.log"
 unset LEASES_POSTGRES_URL
 
 # Nemesis: seeded random faults on every backend, at most about a minute each; exits 1 on a violation.

@@ -74,6 +74,19 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
     this(System::getenv);
   }
 
+  /** HikariCP is an optional dependency of lease-postgres: only this factory needs it. */
+  private static void requireHikari() {
+    try {
+      Class.forName("com.zaxxer.hikari.HikariDataSource", false,
+          PostgresLeaseStoreFactory.class.getClassLoader());
+    } catch (ClassNotFoundException | LinkageError e) {
+      throw new IllegalStateException("PostgresLeaseStoreFactory builds a HikariCP pool, and"
+          + " HikariCP is not on the class path: add the dependency com.zaxxer:HikariCP (its"
+          + " version is managed by leases-bom), or build the store from your own DataSource with"
+          + " PostgresLeaseStore.builder(dataSource)");
+    }
+  }
+
   /** With another environment than the process's, for tests. */
   PostgresLeaseStoreFactory(UnaryOperator<String> environment) {
     this.environment = environment;
@@ -81,6 +94,7 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
 
   @Override
   public PostgresLeaseStore open(Map<String, String> settings) {
+    requireHikari();
     Set<String> unknown = new TreeSet<>(settings.keySet());
     unknown.removeAll(KNOWN);
     if (!unknown.isEmpty()) {
