@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
 class DocCommentsTest {
 
   static final List<String> MODULES = List.of("lease-api", "lease-tck", "lease-micrometer",
-      "lease-spring-boot-autoconfigure");
+      "lease-spring-boot-autoconfigure", "lease-redis", "lease-cli");
 
   @Test
   void everyPublicTypeMemberAndPackageOfTheLibraryHasADocComment() throws IOException {

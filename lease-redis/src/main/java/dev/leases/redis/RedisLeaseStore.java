@@ -204,6 +204,7 @@ public final class RedisLeaseStore implements LeaseStore {
       return this;
     }
 
+    /** The store; it connects on first use. */
     public RedisLeaseStore build() {
       Connector connector;
       if (clusterClient != null) {

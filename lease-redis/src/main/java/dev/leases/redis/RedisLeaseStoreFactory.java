@@ -17,12 +17,16 @@ import java.util.Set;
  */
 public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
 
+  /** Setting: the Redis URI, e.g. {@code redis://host:6379/0} (required). */
   public static final String URI = "uri";
+  /** Setting: the key prefix (default {@value RedisLeaseStore#DEFAULT_KEY_PREFIX}). */
   public static final String KEY_PREFIX = "keyPrefix";
+  /** Setting: the command timeout in milliseconds (default 2000). */
   public static final String COMMAND_TIMEOUT_MS = "commandTimeoutMs";
 
   private static final Set<String> KNOWN = Set.of(URI, KEY_PREFIX, COMMAND_TIMEOUT_MS);
 
+  /** A factory; it keeps no state. */
   public RedisLeaseStoreFactory() {}
 
   @Override

@@ -160,6 +160,7 @@ public final class RedisRunLedger implements RunLedger<Void>, AutoCloseable {
       return this;
     }
 
+    /** The ledger. */
     public RedisRunLedger build() {
       return RedisRunLedger.build(store);
     }

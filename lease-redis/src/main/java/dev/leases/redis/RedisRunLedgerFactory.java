@@ -11,6 +11,7 @@ import java.util.Map;
  */
 public final class RedisRunLedgerFactory implements RunLedgerFactory {
 
+  /** A factory; it keeps no state. */
   public RedisRunLedgerFactory() {}
 
   @Override

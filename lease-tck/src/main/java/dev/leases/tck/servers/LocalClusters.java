@@ -51,6 +51,7 @@ public final class LocalClusters {
       this.argv = List.copyOf(argv);
     }
 
+    /** The member's name in its cluster. */
     public String name() {
       return name;
     }
@@ -60,10 +61,12 @@ public final class LocalClusters {
       return port;
     }
 
+    /** Its data directory, kept across its restarts. */
     public Path dir() {
       return dir;
     }
 
+    /** Whether its server process is running. */
     public boolean isAlive() {
       Process p = process;
       return p != null && p.isAlive();
@@ -222,6 +225,7 @@ public final class LocalClusters {
 
   /** A cluster with a Raft leader whose members can be killed and started again. */
   public interface RaftCluster extends AutoCloseable {
+    /** The members, in the order they were started. */
     List<Member> members();
 
     /** The member that is Raft leader now, if a live member knows it. */
@@ -312,6 +316,7 @@ public final class LocalClusters {
       super("leases-consul-cluster-");
     }
 
+    /** Starts {@code size} Consul servers with data directories and waits for a leader. */
     public static ConsulCluster start(int size) throws IOException, InterruptedException {
       Path binary = LocalServers.consulBinary().orElseThrow(() -> new IllegalStateException(
           "consul is not installed: run scripts/install-consul.sh (builds it from its Go module)"));
@@ -402,6 +407,7 @@ public final class LocalClusters {
       vip = new TcpProxy(a);
     }
 
+    /** Starts a primary and its replica, without persistence, behind a proxy as virtual IP. */
     public static RedisPair start() throws IOException, InterruptedException {
       Path binary = LocalProcessServer.findBinary("redis-server").orElseThrow(
           () -> new IllegalStateException("redis-server is not installed: apt-get install -y"
@@ -435,14 +441,17 @@ public final class LocalClusters {
       return "redis://127.0.0.1:" + vip.port();
     }
 
+    /** The proxy clients connect to; it points at the current primary. */
     public TcpProxy vip() {
       return vip;
     }
 
+    /** The current primary. */
     public synchronized Member primary() {
       return primary;
     }
 
+    /** The current replica. */
     public synchronized Member replica() {
       return replica;
     }

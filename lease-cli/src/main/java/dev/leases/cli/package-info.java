@@ -1,0 +1,6 @@
+/**
+ * The operator CLI ({@code java -jar lease-cli.jar}): inspect, list, watch, token and a forced
+ * release of leases on any backend, human output or {@code --json}, documented exit codes
+ * ({@link dev.leases.cli.ExitCodes}).
+ */
+package dev.leases.cli;
