@@ -47,17 +47,16 @@ import org.slf4j.LoggerFactory;
  * of two statements: {@code INSERT ... ON CONFLICT DO NOTHING} puts a placeholder row in place if
  * there is none (free, {@code expires_at = '-infinity'}, read as no row), then
  * {@code UPDATE ... WHERE} (holder is us, or free, or expired) grants it: no row back means another
- * holder has an unexpired lease. Once the store has seen the row, a call is one statement,
- * {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE} with the same rule (and, should the row have
- * been deleted meanwhile, the placeholder and then the {@code UPDATE}).
+ * holder has an unexpired lease. Once the store has seen the row, a call is one statement: that
+ * {@code UPDATE}, and a check that the row exists (should it have been deleted by hand, the call
+ * goes on with the two statements).
  * Release sets {@code holder = NULL} and keeps the row; nothing here ever deletes a row. The batch
  * calls ({@link #acquireOrRenewAll}, {@link #releaseAll}) do the same for many names in one round
  * trip, over arrays ({@code unnest}, {@code = ANY}).
  *
  * <h2>Tokens</h2>
  * A renewal by the holder within its unexpired tenure keeps its token; every other grant takes a
- * new value from the sequence only in the {@code UPDATE} (or {@code DO UPDATE}), that is
- * <em>after</em> the row is locked
+ * new value from the sequence only in the {@code UPDATE}, that is <em>after</em> the row is locked
  * (on the insert path too: the free row is inserted first, and a grant that waited behind another
  * transaction's insert or delete draws once that transaction has ended). So tokens for a name only
  * grow, in the order the grants commit: across release, expiry, a {@code DELETE} of the row by hand
@@ -137,7 +136,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final AutoCloseable owned;
   private final String grantSql;
   private final String acquireSql;
-  private final String upsertSql;
+  private final String knownRowSql;
   private final String releaseSql;
   private final String acquireAllSql;
   private final String releaseAllSql;
@@ -147,7 +146,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final AtomicBoolean closed = new AtomicBoolean();
   /**
    * Names this store has seen a row for, so that their single calls take the one-statement path
-   * ({@link #upsertSql}). Only a choice of statement: both paths are right whether the row exists
+   * ({@link #knownRowSql}). Only a choice of statement: both paths are right whether the row exists
    * or not, so forgetting (when full, it starts over) or a row deleted since costs time, not
    * correctness.
    */
@@ -183,8 +182,8 @@ public final class PostgresLeaseStore implements LeaseStore {
         + " THEN l.token ELSE nextval(" + seq + ") END,"
         + " holder = ?,"
         + " expires_at = clock_timestamp() + ? * interval '1 millisecond'";
-    String placeholder = "INSERT INTO " + t + " AS l (name, holder, token, expires_at)"
-        + " VALUES (?, NULL, 1, '-infinity') ON CONFLICT (name) DO ";
+    String placeholder = "INSERT INTO " + t + " (name, holder, token, expires_at)"
+        + " VALUES (?, NULL, 1, '-infinity') ON CONFLICT (name) DO NOTHING";
     // The UPDATE grants, drawing from the sequence while it holds the row lock, so the token is
     // larger than any token a grant that committed before it drew, even one whose row was deleted
     // while this call waited.
@@ -195,13 +194,18 @@ public final class PostgresLeaseStore implements LeaseStore {
     // read as "no row" by token() and inspect(), so it is harmless even where the driver commits it
     // on its own (pgjdbc's preferQueryMode=simple; the extended protocol runs both in one implicit
     // transaction). Then the grant.
-    this.acquireSql = placeholder + "NOTHING; " + grantSql;
+    this.acquireSql = placeholder + "; " + grantSql;
     // One statement, for a name that has a row (every name after its first grant: rows are never
-    // deleted): the conflict locks the row before DO UPDATE draws from the sequence, exactly as the
-    // UPDATE above does. If the row is gone after all, it inserts the placeholder instead, answered
-    // as such, and the call goes on with grantSql.
-    this.upsertSql = placeholder + "UPDATE SET" + grant + " WHERE " + grantable
-        + " RETURNING token, expires_at, expires_at = '-infinity'";
+    // deleted): the grant's UPDATE, which draws only under the row lock and, unlike an
+    // INSERT ... ON CONFLICT DO UPDATE ... WHERE, locks nothing when the row is held by another (a
+    // follower's poll does not queue behind the holder's renewal or make it wait). No row back
+    // means the statement's snapshot shows the row held by another. A row of NULLs means neither a
+    // grant nor that: the row is missing, or changed (deleted, taken) while the UPDATE waited for
+    // it; the call then goes on with acquireSql, which decides on the latest rows.
+    this.knownRowSql = "WITH g AS (" + grantSql + ") SELECT token, expires_at FROM g"
+        + " UNION ALL SELECT NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM g)"
+        + " AND NOT EXISTS (SELECT 1 FROM " + t + " AS l WHERE l.name = ? AND NOT " + grantable
+        + ")";
     this.releaseSql = "WITH r AS (UPDATE " + t
         + " SET holder = NULL, expires_at = clock_timestamp()"
         + " WHERE name = ? AND holder = ? AND expires_at > clock_timestamp() RETURNING name)"
@@ -336,35 +340,26 @@ public final class PostgresLeaseStore implements LeaseStore {
   }
 
   /**
-   * For a name with a row (seen by this store): one statement, {@link #upsertSql}, which grants or
-   * refuses on the existing row; only if the row was deleted meanwhile does it insert the
-   * placeholder, and {@link #grantSql} then grants. For any other name: {@link #acquireSql}.
+   * For a name with a row (seen by this store): one statement, {@link #knownRowSql}, which grants,
+   * or refuses when its snapshot shows the row held by another; otherwise (the row deleted by hand,
+   * or changed while the UPDATE waited for it) the call goes on as for any other name, with
+   * {@link #acquireSql} (the placeholder, then the grant).
    */
   private Optional<LeaseGrant> acquire(Connection c, String name, HolderId holder, Duration ttl)
       throws SQLException {
     if (rowSeen.contains(name)) {
-      try (PreparedStatement ps = c.prepareStatement(upsertSql)) {
-        Jdbc.bound(ps, callTimeout);
-        ps.setString(1, name);
-        ps.setString(2, holder.value());
-        ps.setString(3, holder.value());
-        ps.setLong(4, ttl.toMillis());
-        ps.setString(5, holder.value());
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) {
-            return Optional.empty(); // the row is there, held by another
-          }
-          if (!rs.getBoolean(3)) {
-            return Optional.of(grant(rs, name, holder, ttl));
-          }
-        }
-      }
-      // the row was gone: the placeholder is in place now; grant it
-      try (PreparedStatement ps = c.prepareStatement(grantSql)) {
+      try (PreparedStatement ps = c.prepareStatement(knownRowSql)) {
         Jdbc.bound(ps, callTimeout);
         setGrant(ps, 1, name, holder, ttl);
+        ps.setString(6, name);
+        ps.setString(7, holder.value());
         try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? Optional.of(grant(rs, name, holder, ttl)) : Optional.empty();
+          if (!rs.next()) {
+            return Optional.empty(); // held by another
+          }
+          if (rs.getObject(1) != null) {
+            return Optional.of(grant(rs, name, holder, ttl));
+          }
         }
       }
     }
