@@ -25,6 +25,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
@@ -41,10 +43,13 @@ import org.slf4j.LoggerFactory;
  * <h2>Storage</h2>
  * One row per lease name: {@code name text primary key, holder text null, token bigint,
  * expires_at timestamptz} ({@link #schemaSql(String)}), and a sequence {@code <table>_token_seq}
- * that issues every token. Acquire-or-renew is one round trip of two statements:
- * {@code INSERT ... ON CONFLICT DO NOTHING} puts a placeholder row in place if there is none
- * (free, {@code expires_at = '-infinity'}, read as no row), then {@code UPDATE ... WHERE} (holder
- * is us, or free, or expired) grants it: no row back means another holder has an unexpired lease.
+ * that issues every token. The first acquire-or-renew of a name (by this store) is one round trip
+ * of two statements: {@code INSERT ... ON CONFLICT DO NOTHING} puts a placeholder row in place if
+ * there is none (free, {@code expires_at = '-infinity'}, read as no row), then
+ * {@code UPDATE ... WHERE} (holder is us, or free, or expired) grants it: no row back means another
+ * holder has an unexpired lease. Once the store has seen the row, a call is one statement: that
+ * {@code UPDATE}, and a check that the row exists (should it have been deleted by hand, the call
+ * goes on with the two statements).
  * Release sets {@code holder = NULL} and keeps the row; nothing here ever deletes a row. The batch
  * calls ({@link #acquireOrRenewAll}, {@link #releaseAll}) do the same for many names in one round
  * trip, over arrays ({@code unnest}, {@code = ANY}).
@@ -116,6 +121,10 @@ public final class PostgresLeaseStore implements LeaseStore {
   private static final int MAX_TABLE = SqlNames.MAX_IDENTIFIER - SEQUENCE_SUFFIX.length();
   private static final int MAX_QUALIFIED = SqlNames.MAX_IDENTIFIER - CHANNEL_SUFFIX.length();
   private static final Duration MAX_CALL_TIMEOUT = Duration.ofHours(1);
+  /** Half of each page left free, so that renewing every row of a page stays HOT. */
+  private static final int FILLFACTOR = 50;
+  /** How many names {@link #rowSeen} remembers before it starts over. */
+  private static final int ROWS_REMEMBERED = 4096;
 
   private final DataSource dataSource;
   private final SqlNames names;
@@ -125,7 +134,9 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final boolean isolationKnownGood;
   private final ReleaseHints hints;
   private final AutoCloseable owned;
+  private final String grantSql;
   private final String acquireSql;
+  private final String knownRowSql;
   private final String releaseSql;
   private final String acquireAllSql;
   private final String releaseAllSql;
@@ -136,6 +147,13 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final List<Privileges.On> needsToRelease;
   private final List<Privileges.On> needsToRead;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /**
+   * Names this store has seen a row for, so that their single calls take the one-statement path
+   * ({@link #knownRowSql}). Only a choice of statement: both paths are right whether the row exists
+   * or not, so forgetting (when full, it starts over) or a row deleted since costs time, not
+   * correctness.
+   */
+  private final Set<String> rowSeen = ConcurrentHashMap.newKeySet();
 
   private PostgresLeaseStore(Builder b) {
     this.dataSource = b.dataSource;
@@ -165,47 +183,57 @@ public final class PostgresLeaseStore implements LeaseStore {
 
     String t = names.quotedTable();
     String seq = "'" + names.quoted(names.table() + SEQUENCE_SUFFIX) + "'";
-    // Two statements sent together. The INSERT puts a placeholder in place when there is no row
-    // (free, expiring at -infinity, token 1): never a grant's token, and read as "no row" by token()
-    // and inspect(), so it is harmless even where the driver commits it on its own (pgjdbc's
-    // preferQueryMode=simple; the extended protocol runs both in one implicit transaction). The
-    // UPDATE grants, drawing from the sequence while it holds the row lock, so the token is larger
-    // than any token a grant that committed before it drew, even one whose row was deleted while
-    // this call waited.
-    this.acquireSql = "INSERT INTO " + t + " (name, holder, token, expires_at)"
-        + " VALUES (?, NULL, 1, '-infinity') ON CONFLICT (name) DO NOTHING;"
-        + " UPDATE " + t + " AS l SET"
-        + " token = CASE WHEN l.holder = ? AND l.expires_at > clock_timestamp()"
+    String grantable = "(l.holder = ? OR l.holder IS NULL OR l.expires_at <= clock_timestamp())";
+    String grant = " token = CASE WHEN l.holder = ? AND l.expires_at > clock_timestamp()"
         + " THEN l.token ELSE nextval(" + seq + ") END,"
         + " holder = ?,"
-        + " expires_at = clock_timestamp() + ? * interval '1 millisecond'"
-        + " WHERE l.name = ? AND (l.holder = ? OR l.holder IS NULL"
-        + " OR l.expires_at <= clock_timestamp())"
+        + " expires_at = clock_timestamp() + ? * interval '1 millisecond'";
+    String placeholder = "INSERT INTO " + t + " (name, holder, token, expires_at)"
+        + " VALUES (?, NULL, 1, '-infinity') ON CONFLICT (name) DO NOTHING";
+    // The UPDATE grants, drawing from the sequence while it holds the row lock, so the token is
+    // larger than any token a grant that committed before it drew, even one whose row was deleted
+    // while this call waited.
+    this.grantSql = "UPDATE " + t + " AS l SET" + grant + " WHERE l.name = ? AND " + grantable
         + " RETURNING token, expires_at";
+    // Two statements sent together, for a name with no row yet. The INSERT puts a placeholder in
+    // place when there is no row (free, expiring at -infinity, token 1): never a grant's token, and
+    // read as "no row" by token() and inspect(), so it is harmless even where the driver commits it
+    // on its own (pgjdbc's preferQueryMode=simple; the extended protocol runs both in one implicit
+    // transaction). Then the grant.
+    this.acquireSql = placeholder + "; " + grantSql;
+    // One statement, for a name that has a row (every name after its first grant: rows are never
+    // deleted): the grant's UPDATE, which draws only under the row lock and, unlike an
+    // INSERT ... ON CONFLICT DO UPDATE ... WHERE, locks nothing when the row is held by another (a
+    // follower's poll does not queue behind the holder's renewal or make it wait). No row back
+    // means the statement's snapshot shows the row held by another. A row of NULLs means neither a
+    // grant nor that: the row is missing, or changed (deleted, taken) while the UPDATE waited for
+    // it; the call then goes on with acquireSql, which decides on the latest rows.
+    this.knownRowSql = "WITH g AS (" + grantSql + ") SELECT token, expires_at FROM g"
+        + " UNION ALL SELECT NULL, NULL WHERE NOT EXISTS (SELECT 1 FROM g)"
+        + " AND NOT EXISTS (SELECT 1 FROM " + t + " AS l WHERE l.name = ? AND NOT " + grantable
+        + ")";
     this.releaseSql = "WITH r AS (UPDATE " + t
         + " SET holder = NULL, expires_at = clock_timestamp()"
         + " WHERE name = ? AND holder = ? AND expires_at > clock_timestamp() RETURNING name)"
         + " SELECT pg_notify('" + channel + "', r.name) FROM r";
-    // The batch forms: the same rules, for many names in one round trip of three statements in
-    // one implicit transaction. Placeholders go in, and rows are locked, in name order, so that two
-    // overlapping batches cannot deadlock; the UPDATE draws tokens under those locks; the last
-    // SELECT answers every name (granted: the UPDATE's row; refused: who holds it until when).
+    // The batch form: the same rules, for many names in one round trip of two statements in one
+    // implicit transaction. Placeholders go in, and rows are locked (all of them, also those held
+    // by others, so that who holds a refused name is read under its lock), in name order, so that
+    // two overlapping batches cannot deadlock; the UPDATE draws tokens only for rows locked by then
+    // and the answers come from those locked rows: granted, or who holds it until when.
     String unnested = "unnest(?::text[]) AS u(n)";
     this.acquireAllSql = "INSERT INTO " + t + " (name, holder, token, expires_at)"
         + " SELECT n, NULL, 1, '-infinity' FROM " + unnested + " ORDER BY n"
         + " ON CONFLICT (name) DO NOTHING;"
-        + " SELECT name FROM " + t + " WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE;"
-        + " WITH g AS (UPDATE " + t + " AS l SET"
-        + " token = CASE WHEN l.holder = ? AND l.expires_at > clock_timestamp()"
-        + " THEN l.token ELSE nextval(" + seq + ") END,"
-        + " holder = ?,"
-        + " expires_at = clock_timestamp() + ? * interval '1 millisecond'"
-        + " WHERE l.name = ANY(?::text[]) AND (l.holder = ? OR l.holder IS NULL"
-        + " OR l.expires_at <= clock_timestamp())"
+        + " WITH k AS (SELECT name, holder, token, expires_at FROM " + t
+        + " WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE),"
+        + " g AS (UPDATE " + t + " AS l SET" + grant
+        + " FROM k WHERE l.name = k.name AND " + grantable
         + " RETURNING l.name, l.token, l.expires_at)"
-        + " SELECT l.name, g.token, g.expires_at, l.holder, l.token, l.expires_at,"
-        + " clock_timestamp() FROM " + t + " AS l LEFT JOIN g ON g.name = l.name"
-        + " WHERE l.name = ANY(?::text[])";
+        + " SELECT k.name, g.token, g.expires_at, CASE WHEN g.name IS NULL THEN k.holder END,"
+        + " k.token, CASE WHEN g.name IS NULL THEN k.expires_at END,"
+        + " CASE WHEN g.name IS NULL THEN clock_timestamp() END"
+        + " FROM k LEFT JOIN g ON g.name = k.name";
     this.releaseAllSql = "SELECT name FROM " + t + " WHERE name = ANY(?::text[]) AND holder = ?"
         + " ORDER BY name FOR UPDATE;"
         + " WITH r AS (UPDATE " + t + " SET holder = NULL, expires_at = clock_timestamp()"
@@ -229,6 +257,13 @@ public final class PostgresLeaseStore implements LeaseStore {
    * managed by hand or by a migration tool: a sequence and a table, each {@code IF NOT EXISTS}.
    * Run it as the role that is to own them (an administrator); the store's own role then needs
    * only {@link #grantsSql}.
+   *
+   * <p>The table is created with {@code fillfactor} {@value #FILLFACTOR}: only {@code name} is
+   * indexed, so a renewal is a HOT update (no index entry, no bloat) when the row's page has room
+   * for its new version, and a batch renews every row of a page at once. A table created before
+   * (fillfactor 100) keeps working; for the same effect run
+   * {@code ALTER TABLE <table> SET (fillfactor = 50)} and then {@code VACUUM FULL <table>} (or let
+   * new pages fill).
    *
    * @param table as for {@link Builder#table}
    */
@@ -303,7 +338,7 @@ public final class PostgresLeaseStore implements LeaseStore {
             + "name text PRIMARY KEY, "
             + "holder text NULL, "
             + "token bigint NOT NULL CHECK (token > 0), "
-            + "expires_at timestamptz NOT NULL)");
+            + "expires_at timestamptz NOT NULL) WITH (fillfactor = " + FILLFACTOR + ")");
   }
 
   private static SqlNames parseTable(String table) {
@@ -373,29 +408,68 @@ public final class PostgresLeaseStore implements LeaseStore {
     return granted;
   }
 
+  /**
+   * For a name with a row (seen by this store): one statement, {@link #knownRowSql}, which grants,
+   * or refuses when its snapshot shows the row held by another; otherwise (the row deleted by hand,
+   * or changed while the UPDATE waited for it) the call goes on as for any other name, with
+   * {@link #acquireSql} (the placeholder, then the grant).
+   */
   private Optional<LeaseGrant> acquire(Connection c, String name, HolderId holder, Duration ttl)
       throws SQLException {
+    if (rowSeen.contains(name)) {
+      try (PreparedStatement ps = c.prepareStatement(knownRowSql)) {
+        Jdbc.bound(ps, callTimeout);
+        setGrant(ps, 1, name, holder, ttl);
+        ps.setString(6, name);
+        ps.setString(7, holder.value());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            return Optional.empty(); // held by another
+          }
+          if (rs.getObject(1) != null) {
+            return Optional.of(grant(rs, name, holder, ttl));
+          }
+        }
+      }
+    }
     try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
       Jdbc.bound(ps, callTimeout);
       ps.setString(1, name);
-      ps.setString(2, holder.value());
-      ps.setString(3, holder.value());
-      ps.setLong(4, ttl.toMillis());
-      ps.setString(5, name);
-      ps.setString(6, holder.value());
+      setGrant(ps, 2, name, holder, ttl);
       ps.execute(); // first result: the placeholder INSERT's count
       if (!ps.getMoreResults()) {
         throw new IllegalStateException("the grant's UPDATE returned no result set: " + acquireSql);
       }
       try (ResultSet rs = ps.getResultSet()) {
-        if (!rs.next()) {
-          return Optional.empty();
-        }
-        long token = rs.getLong(1);
-        Instant expiresAt = rs.getObject(2, OffsetDateTime.class).toInstant();
-        return Optional.of(new LeaseGrant(name, holder, token, expiresAt, ttl));
+        rememberRow(name);
+        return rs.next() ? Optional.of(grant(rs, name, holder, ttl)) : Optional.empty();
       }
     }
+  }
+
+  /** Binds {@link #grantSql}'s parameters from index {@code first} on. */
+  private static void setGrant(PreparedStatement ps, int first, String name, HolderId holder,
+      Duration ttl) throws SQLException {
+    ps.setString(first, holder.value());
+    ps.setString(first + 1, holder.value());
+    ps.setLong(first + 2, ttl.toMillis());
+    ps.setString(first + 3, name);
+    ps.setString(first + 4, holder.value());
+  }
+
+  /** A grant from a row of {@code token, expires_at}. */
+  private static LeaseGrant grant(ResultSet rs, String name, HolderId holder, Duration ttl)
+      throws SQLException {
+    long token = rs.getLong(1);
+    Instant expiresAt = rs.getObject(2, OffsetDateTime.class).toInstant();
+    return new LeaseGrant(name, holder, token, expiresAt, ttl);
+  }
+
+  private void rememberRow(String name) {
+    if (rowSeen.size() >= ROWS_REMEMBERED) {
+      rowSeen.clear();
+    }
+    rowSeen.add(name);
   }
 
   /**
@@ -424,7 +498,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   }
 
   /**
-   * Acquires or renews up to {@value LeaseStore#MAX_BATCH_SIZE} names in one round trip (three
+   * Acquires or renews up to {@value LeaseStore#MAX_BATCH_SIZE} names in one round trip (two
    * statements in one transaction), each under exactly the rules of {@link #acquireOrRenew}: tokens
    * drawn from the sequence only under the row's lock, placeholders inserted and rows locked in
    * name order (so overlapping batches of several processes wait for each other instead of
@@ -449,11 +523,9 @@ public final class PostgresLeaseStore implements LeaseStore {
         ps.setString(3, holder.value());
         ps.setString(4, holder.value());
         ps.setLong(5, granted.toMillis());
-        ps.setArray(6, array);
-        ps.setString(7, holder.value());
-        ps.setArray(8, array);
-        ps.execute(); // the placeholders' count, then the locked rows, then the answers
-        if (!ps.getMoreResults() || !ps.getMoreResults()) {
+        ps.setString(6, holder.value());
+        ps.execute(); // the placeholders' count, then the answers
+        if (!ps.getMoreResults()) {
           throw new IllegalStateException("the batch grant returned no answers: " + acquireAllSql);
         }
         Map<String, AcquireResult> byName = new HashMap<>();

@@ -12,9 +12,6 @@ import dev.leases.LeaseStore;
 import dev.leases.leader.LeaderLoop;
 import dev.leases.leader.LeaseGroup;
 import dev.leases.tck.CountingLeaseStore;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,36 +52,11 @@ class PostgresBatchTest {
   /** A store on a data source that counts the statements the store prepares. */
   private PostgresLeaseStore countedStore() {
     HikariDataSource pool = closeLater(PostgresServers.pool(4));
-    DataSource counted = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(),
-        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-          Object result = invoke(pool, method, args);
-          return method.getName().equals("getConnection") ? countingConnection((Connection) result)
-              : result;
-        });
+    DataSource counted = StatementRecorder.recording(pool, sql -> statements.incrementAndGet());
     PostgresLeaseStore store = closeLater(PostgresLeaseStore.builder(counted).build());
     store.token("warm-up"); // creates the table
     statements.set(0);
     return store;
-  }
-
-  private Connection countingConnection(Connection c) {
-    return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(),
-        new Class<?>[] {Connection.class}, (proxy, method, args) -> {
-          if (method.getName().equals("prepareStatement")
-              || method.getName().equals("createStatement")) {
-            statements.incrementAndGet();
-          }
-          return invoke(c, method, args);
-        });
-  }
-
-  private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args)
-      throws Throwable {
-    try {
-      return m.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
   }
 
   private static List<String> names() {
