@@ -306,9 +306,14 @@ public abstract class RunLedgerTck {
   // ---------------------------------------------------------------- separate JVMs
 
   private List<ChildJvm> start(int n, String job, long workMs) throws Exception {
+    return start(n, job, workMs, ttl());
+  }
+
+  private List<ChildJvm> start(int n, String job, long workMs, Duration childTtl)
+      throws Exception {
     Map<String, String> options = new HashMap<>(ledgerRecipe().asOptions());
     options.put("job", job);
-    options.put("ttl-ms", Long.toString(ttl().toMillis()));
+    options.put("ttl-ms", Long.toString(childTtl.toMillis()));
     options.put("work-ms", Long.toString(workMs));
     effect().ifPresent(c -> options.put("effect", c.getName()));
     List<String> args = ChildArgs.format(storeRecipe(), options);
@@ -409,14 +414,19 @@ public abstract class RunLedgerTck {
   @Test
   void tenJvmsFiringOneRunAtSkewsFromZeroToFiveSecondsCompleteItOnce() throws Exception {
     String job = jobName();
-    long work = ttl().toMillis() * 3 / 2;
-    List<ChildJvm> kids = start(10, job, work);
+    // At least 5 s: each runner's calls are bounded by ttl/3, and ten JVMs firing at once on a
+    // loaded 2-core machine overran 667 ms (a 2 s TTL's) with "did not answer". Exactly-once, not
+    // latency, is what this scenario proves.
+    Duration childTtl = ttl().compareTo(Duration.ofSeconds(5)) < 0
+        ? store().ttlRange().roundUp(Duration.ofSeconds(5)) : ttl();
+    long work = childTtl.toMillis() * 3 / 2;
+    List<ChildJvm> kids = start(10, job, work, childTtl);
     List<Map<String, Integer>> rounds = new ArrayList<>();
     rounds.add(checkExactlyOnce(job, "spread", fire(kids, "spread",
         new long[] {0, 0, 0, 300, 600, 1000, 2000, 3000, 4000, 5000})));
     rounds.add(checkExactlyOnce(job, "together", fire(kids, "together", new long[10])));
     report(getClass().getSimpleName() + " 10 JVMs, skews 0,0,0,0.3,0.6,1,2,3,4,5 s then all at"
-        + " 0, work " + work + " ms, ttl " + ttl(), rounds);
+        + " 0, work " + work + " ms, ttl " + childTtl, rounds);
   }
 
   @Test
@@ -477,7 +487,11 @@ public abstract class RunLedgerTck {
   @Test
   void aRunTenTimesLongerThanItsTtlCompletesHoldingItsLeaseThroughout() throws Exception {
     String job = jobName();
-    ChildJvm runner = start(1, job, 10 * ttl().toMillis()).get(0);
+    // At least 3 s, so that renewals (bounded by ttl/3) have a second on a loaded machine: what
+    // is proved is that the keeper renews for ten TTLs, not how fast one call is.
+    Duration childTtl = ttl().compareTo(Duration.ofSeconds(3)) < 0
+        ? store().ttlRange().roundUp(Duration.ofSeconds(3)) : ttl();
+    ChildJvm runner = start(1, job, 10 * childTtl.toMillis(), childTtl).get(0);
     runner.send("FIRE r");
     line(runner, "WORKING r ", 0);
     LeaseStore rivalStore = store();
@@ -487,7 +501,7 @@ public abstract class RunLedgerTck {
     int granted = 0;
     while (runner.awaitLine("OUTCOME r ", 0, Duration.ofMillis(200)).isEmpty()) {
       tries++;
-      if (rivalStore.acquireOrRenew(lease, rival, ttl()).isPresent()) {
+      if (rivalStore.acquireOrRenew(lease, rival, childTtl).isPresent()) {
         granted++;
         rivalStore.release(lease, rival);
       }
