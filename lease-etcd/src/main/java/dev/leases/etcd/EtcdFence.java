@@ -72,7 +72,7 @@ public final class EtcdFence {
     this.kv = Objects.requireNonNull(client, "client must not be null").getKVClient();
     this.keys = new KeyLayout(keyPrefix);
     this.calls = new Calls(LeaseArguments.requirePositive("callTimeout", callTimeout), () -> false,
-        Calls.CLIENT_ENDPOINTS);
+        Calls.CLIENT_ENDPOINTS, "EtcdFence", null, keys.prefix());
   }
 
   /** {@link #write(String, long, byte[])} with {@code value} in UTF-8. */
