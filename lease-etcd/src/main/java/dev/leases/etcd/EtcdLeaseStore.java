@@ -115,6 +115,25 @@ import org.slf4j.LoggerFactory;
  * its lease and token. While the cluster has no leader, calls fail with {@link LeaseStoreUnavailableException}
  * (retried within the call timeout) and a holder must treat its lease as lost until a renewal lands.
  *
+ * <p><b>Security.</b> {@link #builder(String...)} takes credentials ({@link Builder#user}) and
+ * TLS or mutual TLS ({@link Builder#tls}, {@code https://} endpoints); the factory takes the same as
+ * settings, the password from a file or an environment variable. The password is never logged or
+ * put in a message. Minimal grants, for a cluster with authentication enabled
+ * ({@link EtcdRoles} prints and applies them): a holder's role needs {@code readwrite} on the key
+ * range {@code <keyPrefix>/} ({@code etcdctl role grant-permission --prefix=true ROLE readwrite
+ * <keyPrefix>/}) — every key this store, {@link EtcdRunLedger} and {@link EtcdFence} keep is under
+ * it, except the resources a fence guards, which need write as well; an observer's role needs
+ * {@code read} on it ({@code inspect}, {@code token}, {@code onRelease}). etcd's lease calls need
+ * no permission of their own (grant and keep-alive are unchecked, revoke and time-to-live check
+ * the attached keys, all under the prefix). A call etcd refuses for who is calling throws
+ * {@link EtcdAccessDeniedException}, naming the user and the key range; a TLS handshake that fails
+ * (an untrusted certificate, a missing client certificate) fails at once with a
+ * {@link LeaseStoreUnavailableException} that says what to check; a call after the auth token
+ * expired ({@code --auth-token-ttl} of idleness) authenticates again. etcd 3.4 does not check
+ * permissions on operations nested in a transaction (etcd-io/etcd#21689): every batch transaction
+ * of this store therefore carries a no-op delete of {@code <keyPrefix>/lease}, which etcd does
+ * check, so a read-only user cannot acquire or release through the nested operations.
+ *
  * <p><b>Calls.</b> Every operation is bounded by {@code callTimeout}; calls that are safe to repeat
  * are retried while etcd answers {@code UNAVAILABLE}. A call that could not be sent because no
  * endpoint accepts connections fails at once (not after {@code callTimeout}) with a
@@ -178,6 +197,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
   private final Set<CompletableFuture<?>> pendingRevokes = ConcurrentHashMap.newKeySet();
   private final SharedLeases shared;
+  private final EtcdFence fence;
 
   private EtcdLeaseStore(ClientSettings.Opened opened) {
     this.client = opened.client();
@@ -189,6 +209,18 @@ public final class EtcdLeaseStore implements LeaseStore {
     this.calls = new Calls(opened.callTimeout(), closed::get, opened.endpoints(),
         "EtcdLeaseStore", opened.user(), opened.keys().prefix());
     this.shared = new SharedLeases(leases, opened.callTimeout(), this::revokeLater);
+    this.fence = new EtcdFence(client, keys.prefix(), opened.callTimeout(), closed::get,
+        opened.endpoints(), opened.user());
+  }
+
+  /**
+   * An {@link EtcdFence} on this store's client, key prefix and call timeout (so on its
+   * credentials and TLS settings too); its calls fail with
+   * {@link LeaseStoreClosedException} once this store is closed. Its user needs write permission
+   * on the guarded resource keys as well (see {@link EtcdRoles}).
+   */
+  public EtcdFence fence() {
+    return fence;
   }
 
   /**

@@ -96,15 +96,40 @@ public final class EtcdRoles {
     Auth auth = Objects.requireNonNull(admin, "admin must not be null").getAuthClient();
     Calls calls = calls(callTimeout, prefix);
     try {
-      calls.once(() -> auth.roleAdd(r), calls.budget(), "add etcd role '" + role + "'");
+      refreshing(admin, calls, () -> auth.roleAdd(r), "add etcd role '" + role + "'");
     } catch (LeaseStoreUnavailableException e) {
       if (e.getMessage() == null || !e.getMessage().contains("role name already exists")) {
         throw e;
       }
     }
-    calls.retrying(() -> auth.roleGrantPermission(r, utf8(prefix + "/"), utf8(prefix + "0"),
-        access.type), calls.budget(), "grant role '" + role + "' " + access.etcdctl + " on '"
+    refreshing(admin, calls, () -> auth.roleGrantPermission(r, utf8(prefix + "/"),
+        utf8(prefix + "0"), access.type), "grant role '" + role + "' " + access.etcdctl + " on '"
         + prefix + "/'");
+  }
+
+  /**
+   * One bounded call of jetcd's auth client. That client keeps a token etcd dropped (after
+   * {@code --auth-token-ttl} of idleness) and fails every call with "invalid auth token"; a KV
+   * call makes jetcd drop it, so on that answer this sends a one-key read and repeats the call
+   * once. Safe: the refused call changed nothing.
+   */
+  private static <T> T refreshing(Client admin, Calls calls,
+      java.util.function.Supplier<java.util.concurrent.CompletableFuture<T>> call, String what) {
+    Calls.Budget budget = calls.budget();
+    try {
+      return calls.once(call, budget, what);
+    } catch (LeaseStoreUnavailableException e) {
+      if (!Calls.staleToken(e)) {
+        throw e;
+      }
+    }
+    try {
+      calls.once(() -> admin.getKVClient().get(utf8("\0")), budget,
+          "read one key to renew the auth token");
+    } catch (RuntimeException e) {
+      // the read may be refused (no permission on that key); the token was dropped all the same
+    }
+    return calls.once(call, budget, what);
   }
 
   /** Grants {@code role} to the existing {@code user}, through {@code admin}; idempotent. */
@@ -113,7 +138,7 @@ public final class EtcdRoles {
     ByteSequence r = utf8(requireName("role", role));
     Auth auth = Objects.requireNonNull(admin, "admin must not be null").getAuthClient();
     Calls calls = calls(callTimeout, null);
-    calls.retrying(() -> auth.userGrantRole(u, r), calls.budget(),
+    refreshing(admin, calls, () -> auth.userGrantRole(u, r),
         "grant role '" + role + "' to etcd user '" + user + "'");
   }
 

@@ -127,6 +127,25 @@ class EtcdRbacTest {
   }
 
   @Test
+  void theStoresFenceUsesItsCredentialsAndNeedsWriteOnTheGuardedKeysToo() throws Exception {
+    String name = SecureEtcd.random("fenced-");
+    String resource = prefixA + "-data/" + name;
+    HolderId h = HolderId.generate();
+    try (EtcdLeaseStore store = store(holder, prefixA)) {
+      long token = store.acquireOrRenew(name, h, TTL).orElseThrow().token();
+      assertThatThrownBy(() -> store.fence().write(resource, token, "v"))
+          .isInstanceOf(EtcdAccessDeniedException.class).hasMessageContaining(holder)
+          .hasMessageContaining("guarded resource keys");
+      var auth = etcd.admin().getAuthClient();
+      etcd.adminCall(() -> auth.roleGrantPermission(SecureEtcd.utf8(holder + "-role"),
+          SecureEtcd.utf8(prefixA + "-data/"), SecureEtcd.utf8(prefixA + "-data0"),
+          io.etcd.jetcd.auth.Permission.Type.WRITE));
+      assertThat(store.fence().write(resource, token, "v")).isPositive();
+      assertThat(store.fence().highestToken(resource)).hasValue(token);
+    }
+  }
+
+  @Test
   void wrongOrMissingCredentialsAreDeniedAtOnceNotUnavailable() {
     try (LeaseStore wrong = EtcdLeaseStore.builder(etcd.endpoint).user(holder, password + "x")
         .keyPrefix(prefixA).callTimeout(Duration.ofSeconds(20)).build()) {
@@ -161,6 +180,9 @@ class EtcdRbacTest {
       }
       assertThat(store.release(name, h)).isTrue();
     }
+    // the administrator's client has been idle too: EtcdRoles renews its token
+    EtcdRoles.apply(etcd.admin(), prefixA, observer + "-role", EtcdRoles.Access.OBSERVER,
+        CALL_TIMEOUT);
   }
 
   @Test

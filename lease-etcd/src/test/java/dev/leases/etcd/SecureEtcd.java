@@ -64,10 +64,10 @@ final class SecureEtcd {
       try (Client plain = Client.builder().endpoints(s.endpoint).build()) {
         var a = plain.getAuthClient();
         ByteSequence root = utf8("root");
-        a.roleAdd(root).get(30, TimeUnit.SECONDS);
-        a.userAdd(root, utf8(s.rootPassword)).get(30, TimeUnit.SECONDS);
-        a.userGrantRole(root, root).get(30, TimeUnit.SECONDS);
-        a.authEnable().get(30, TimeUnit.SECONDS);
+        s.adminCall(() -> a.roleAdd(root));
+        s.adminCall(() -> a.userAdd(root, utf8(s.rootPassword)));
+        s.adminCall(() -> a.userGrantRole(root, root));
+        s.adminCall(a::authEnable);
       }
       auth = s;
     }
@@ -127,9 +127,28 @@ final class SecureEtcd {
   /** Creates etcd user {@code name} with {@code password} and the given roles (root only). */
   void addUser(String name, String password, String... roles) throws Exception {
     var a = admin().getAuthClient();
-    a.userAdd(utf8(name), utf8(password)).get(30, TimeUnit.SECONDS);
+    adminCall(() -> a.userAdd(utf8(name), utf8(password)));
     for (String r : roles) {
-      a.userGrantRole(utf8(name), utf8(r)).get(30, TimeUnit.SECONDS);
+      adminCall(() -> a.userGrantRole(utf8(name), utf8(r)));
+    }
+  }
+
+  /**
+   * Awaits an administrator's call of the auth client, repeating it once when etcd refused it for
+   * an expired auth token (tokens here expire after {@value #AUTH_TOKEN_TTL_SECONDS} s): jetcd's
+   * auth client neither repeats calls nor drops a stale token; a KV call does (as
+   * {@link EtcdRoles#apply} does).
+   */
+  <T> T adminCall(java.util.function.Supplier<java.util.concurrent.CompletableFuture<T>> call)
+      throws Exception {
+    try {
+      return call.get().get(30, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      if (!Calls.staleToken(e.getCause()) || admin == null) {
+        throw e;
+      }
+      admin.getKVClient().get(utf8("\0")).get(30, TimeUnit.SECONDS);
+      return call.get().get(30, TimeUnit.SECONDS);
     }
   }
 
@@ -160,10 +179,5 @@ final class SecureEtcd {
 
   static ByteSequence utf8(String s) {
     return ByteSequence.from(s, StandardCharsets.UTF_8);
-  }
-
-  static void await(java.util.concurrent.Future<?> f) throws InterruptedException,
-      ExecutionException, java.util.concurrent.TimeoutException {
-    f.get(30, TimeUnit.SECONDS);
   }
 }
