@@ -1,13 +1,11 @@
 package dev.leases.etcd;
 
 import dev.leases.LeaseStore;
-import dev.leases.tck.LeaseStoreTck;
 import dev.leases.tck.process.StoreRecipe;
-import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Client;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
@@ -16,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
  * the kit's waits also cross token expiries). Child JVMs get the password from a 0600 file
  * ({@code passwordFile}). Out-of-band deletes and revocations use the root user.
  */
-class EtcdRbacKitTest extends LeaseStoreTck {
+class EtcdRbacKitTest extends EtcdKit {
 
   private static SecureEtcd etcd;
   private static String prefix;
@@ -34,6 +32,16 @@ class EtcdRbacKitTest extends LeaseStoreTck {
     EtcdRoles.apply(etcd.admin(), prefix, user + "-role", EtcdRoles.Access.HOLDER,
         Duration.ofSeconds(10));
     etcd.addUser(user, password, user + "-role");
+  }
+
+  @Override
+  protected Client admin() throws Exception {
+    return etcd.admin();
+  }
+
+  @Override
+  protected String prefix() {
+    return prefix;
   }
 
   @Override
@@ -62,32 +70,8 @@ class EtcdRbacKitTest extends LeaseStoreTck {
   }
 
   @Override
-  protected void deleteOutOfBand(String name) throws Exception {
-    KeyLayout keys = new KeyLayout(prefix);
-    etcd.admin().getKVClient().delete(keys.leaseKey(name)).get(10, TimeUnit.SECONDS);
-    etcd.admin().getKVClient().delete(keys.lastKey(name)).get(10, TimeUnit.SECONDS);
-  }
-
-  @Override
-  protected boolean endSharedFate(String name) throws Exception {
-    KeyValue kv = etcd.admin().getKVClient().get(new KeyLayout(prefix).leaseKey(name))
-        .get(10, TimeUnit.SECONDS).getKvs().get(0);
-    etcd.admin().getLeaseClient().revoke(kv.getLease()).get(10, TimeUnit.SECONDS);
-    return true;
-  }
-
-  @Override
-  protected boolean deliversHintsOnOutOfBandDelete() {
-    return true;
-  }
-
-  @Override
   protected void restartStore() throws Exception {
     etcd.restart();
   }
 
-  @Override
-  protected Duration expirySlack() {
-    return Duration.ofSeconds(1);
-  }
 }

@@ -1,12 +1,10 @@
 package dev.leases.etcd;
 
 import dev.leases.LeaseStore;
-import dev.leases.tck.LeaseStoreTck;
 import dev.leases.tck.process.StoreRecipe;
-import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
@@ -15,7 +13,7 @@ import org.junit.jupiter.api.BeforeAll;
  * builder as PEM files and to child JVMs as {@code trustCertFile}, {@code clientCertFile},
  * {@code clientKeyFile}. The kit's TCP proxy forwards the TLS bytes unchanged.
  */
-class EtcdTlsKitTest extends LeaseStoreTck {
+class EtcdTlsKitTest extends EtcdKit {
 
   private static SecureEtcd etcd;
   private static String prefix;
@@ -29,6 +27,16 @@ class EtcdTlsKitTest extends LeaseStoreTck {
   private static EtcdLeaseStore.Builder builder(String endpoint) {
     return EtcdLeaseStore.builder(endpoint).keyPrefix(prefix)
         .tls(etcd.certs.ca, etcd.certs.clientCert, etcd.certs.clientKey);
+  }
+
+  @Override
+  protected Client admin() throws Exception {
+    return etcd.admin();
+  }
+
+  @Override
+  protected String prefix() {
+    return prefix;
   }
 
   @Override
@@ -57,32 +65,8 @@ class EtcdTlsKitTest extends LeaseStoreTck {
   }
 
   @Override
-  protected void deleteOutOfBand(String name) throws Exception {
-    KeyLayout keys = new KeyLayout(prefix);
-    etcd.admin().getKVClient().delete(keys.leaseKey(name)).get(10, TimeUnit.SECONDS);
-    etcd.admin().getKVClient().delete(keys.lastKey(name)).get(10, TimeUnit.SECONDS);
-  }
-
-  @Override
-  protected boolean endSharedFate(String name) throws Exception {
-    KeyValue kv = etcd.admin().getKVClient().get(new KeyLayout(prefix).leaseKey(name))
-        .get(10, TimeUnit.SECONDS).getKvs().get(0);
-    etcd.admin().getLeaseClient().revoke(kv.getLease()).get(10, TimeUnit.SECONDS);
-    return true;
-  }
-
-  @Override
-  protected boolean deliversHintsOnOutOfBandDelete() {
-    return true;
-  }
-
-  @Override
   protected void restartStore() throws Exception {
     etcd.restart();
   }
 
-  @Override
-  protected Duration expirySlack() {
-    return Duration.ofSeconds(1);
-  }
 }
