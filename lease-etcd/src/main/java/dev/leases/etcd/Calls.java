@@ -2,7 +2,9 @@ package dev.leases.etcd;
 
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
@@ -14,8 +16,10 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
+import io.netty.handler.ssl.SslContext;
 import java.net.ConnectException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +34,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import javax.net.ssl.SSLException;
 
 /**
  * Bounded jetcd calls. One operation (an acquire, a release, ...) gets one {@link Budget} of
@@ -51,37 +56,56 @@ final class Calls {
   private final BooleanSupplier closed;
   private final String endpoints;
   private final String owner;
+  private final String user;
+  private final String keyPrefix;
 
   /**
    * @param endpoints how failure messages name the etcd endpoints, e.g. {@code http://host:2379}
    */
   Calls(Duration timeout, BooleanSupplier closed, String endpoints) {
-    this(timeout, closed, endpoints, "EtcdLeaseStore");
+    this(timeout, closed, endpoints, "EtcdLeaseStore", null, null);
   }
 
   /**
    * @param owner the class whose calls these are, named by the "closed" message
+   * @param user the etcd user the client authenticates as, named by "access denied" messages; null
+   *     if none or unknown
+   * @param keyPrefix the key prefix whose range the calls touch, named by those messages
    */
-  Calls(Duration timeout, BooleanSupplier closed, String endpoints, String owner) {
+  Calls(Duration timeout, BooleanSupplier closed, String endpoints, String owner, String user,
+      String keyPrefix) {
     this.timeout = timeout;
     this.closed = closed;
     this.endpoints = endpoints;
     this.owner = owner;
+    this.user = user;
+    this.keyPrefix = keyPrefix;
   }
 
   /**
    * A client for {@code endpoints} whose every call is bounded: a gRPC deadline of
-   * {@code callTimeout} on each call, no retries of its own (the caller retries within its budget),
-   * and no waiting for a ready connection, so refused connections fail at once.
+   * {@code callTimeout} on each call (the authentication call included), no retries of its own
+   * (the caller retries within its budget), and no waiting for a ready connection, so refused
+   * connections and failed TLS handshakes fail at once.
+   *
+   * @param user null for no authentication; else with {@code password}
+   * @param ssl null for plaintext
    */
-  static Client ownClient(List<URI> endpoints, Duration callTimeout) {
-    return Client.builder()
+  static Client ownClient(List<URI> endpoints, Duration callTimeout, String user, byte[] password,
+      SslContext ssl) {
+    ClientBuilder b = Client.builder()
         .endpoints(endpoints.toArray(URI[]::new))
         .interceptor(new DeadlineInterceptor(callTimeout))
         .connectTimeout(callTimeout)
         .retryMaxAttempts(0) // the caller retries itself, within callTimeout
-        .waitForReady(false) // fail at once when no member accepts connections
-        .build();
+        .waitForReady(false); // fail at once when no member accepts connections
+    if (user != null) {
+      b.user(ByteSequence.from(user, StandardCharsets.UTF_8)).password(ByteSequence.from(password));
+    }
+    if (ssl != null) {
+      b.sslContext(ssl);
+    }
+    return b.build();
   }
 
   /** How messages name {@code endpoints}. */
@@ -128,7 +152,7 @@ final class Calls {
       try {
         return attempt(call, budget, what, repeat);
       } catch (LeaseStoreUnavailableException e) {
-        if (code(e) != ErrorCode.UNAVAILABLE || refusal(e) != null
+        if (code(e) != ErrorCode.UNAVAILABLE || refusal(e) != null || handshake(e) != null
             || budget.leftNanos() <= backoff) {
           throw e;
         }
@@ -204,7 +228,21 @@ final class Calls {
       throw failed(what, e, repeat);
     }
     try {
-      return future.get(left, TimeUnit.NANOSECONDS);
+      try {
+        return future.get(left, TimeUnit.NANOSECONDS);
+      } catch (ExecutionException e) {
+        if (!staleToken(e.getCause())) {
+          throw e;
+        }
+        // etcd refused the request before applying it; jetcd dropped the token, so the repeat
+        // authenticates afresh (safe for every call: nothing was applied)
+        long again = budget.leftNanos();
+        if (again <= 0) {
+          throw timedOut(what, e.getCause());
+        }
+        future = call.get();
+        return future.get(again, TimeUnit.NANOSECONDS);
+      }
     } catch (TimeoutException e) {
       future.cancel(true);
       throw timedOut(what, e);
@@ -227,6 +265,20 @@ final class Calls {
       // the gRPC deadline of a client we built (also callTimeout) fired before our own wait did
       return timedOut(what, cause);
     }
+    RuntimeException denied = denied(what, cause, code);
+    if (denied != null) {
+      return denied;
+    }
+    SSLException tls = code == ErrorCode.UNAVAILABLE ? handshake(cause) : null;
+    if (tls != null) {
+      return new LeaseStoreUnavailableException("the TLS handshake with etcd at " + endpoints
+          + " failed (" + tls.getMessage() + "), so '" + what + "' was not sent"
+          + (repeat ? "; an earlier attempt's outcome is unknown" : "") + ". Check that the trust"
+          + " certificate is the authority that signed the server's certificate, that the server's"
+          + " certificate names the endpoint's host (subject alternative name), and, if the server"
+          + " demands client certificates, that a client certificate and key are given and signed by"
+          + " an authority the server trusts", cause);
+    }
     ConnectException refused = code == ErrorCode.UNAVAILABLE ? refusal(cause) : null;
     if (refused != null) {
       return new LeaseStoreUnavailableException("etcd at " + endpoints + " refused connections ("
@@ -237,6 +289,71 @@ final class Calls {
     return new LeaseStoreUnavailableException("etcd call '" + what + "' failed"
         + (code != null ? " with " + code : "") + ": " + cause.getMessage()
         + "; outcome unknown", cause);
+  }
+
+  /**
+   * An {@link EtcdAccessDeniedException} if etcd refused the call for who is calling (a missing
+   * permission, rejected or missing credentials), else null.
+   */
+  private RuntimeException denied(String what, Throwable cause, ErrorCode code) {
+    String who = user != null ? "etcd user '" + user + "'" : "the client's etcd user";
+    String range = keyPrefix == null ? "the store's key prefix"
+        : "the key range prefix '" + keyPrefix + "/' (from '" + keyPrefix + "/' to '" + keyPrefix
+            + "0')";
+    if (code == ErrorCode.PERMISSION_DENIED) {
+      return new EtcdAccessDeniedException(who + " lacks permission for '" + what + "' (etcd: "
+          + etcdMessage(cause) + "). A lease holder needs a role with readwrite on " + range
+          + ", an observer read on it (EtcdRoles gives the etcdctl commands and applies them);"
+          + " EtcdFence also needs write on the guarded resource keys", cause);
+    }
+    String text = chainText(cause);
+    if (text.contains("authentication failed")) {
+      return new EtcdAccessDeniedException("etcd rejected the credentials of " + who + " ("
+          + etcdMessage(cause) + "), so '" + what + "' was not sent. Check the user name and the"
+          + " password (and its source: password file or environment variable)", cause);
+    }
+    if (text.contains("user name is empty") || text.contains("user name not found")) {
+      return new EtcdAccessDeniedException("etcd at " + endpoints + " has authentication enabled"
+          + " and " + (user == null ? "no user was given" : who + " does not exist") + ", so '"
+          + what + "' was refused. Give the store an etcd user and password (builder user(...),"
+          + " or the factory settings user and passwordFile/passwordEnv)", cause);
+    }
+    return null;
+  }
+
+  /** The etcd/gRPC message nearest the root of {@code t}'s chain (never a request's content). */
+  private static String etcdMessage(Throwable t) {
+    String message = null;
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c.getMessage() != null) {
+        message = c.getMessage();
+      }
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return message == null ? t.toString() : message;
+  }
+
+  private static String chainText(Throwable t) {
+    StringBuilder b = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      b.append(c.getMessage()).append('\n');
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return b.toString();
+  }
+
+  /**
+   * Whether etcd refused a request because the client's auth token expired ({@code --auth-token-ttl}
+   * of idleness) or predates a change of the auth store: jetcd then drops its token, and a repeat
+   * authenticates again.
+   */
+  static boolean staleToken(Throwable t) {
+    String text = chainText(t);
+    return text.contains("invalid auth token") || text.contains("revision of auth store is old");
   }
 
   private RuntimeException timedOut(String what, Throwable cause) {
@@ -260,6 +377,19 @@ final class Calls {
   static ConnectException refusal(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof ConnectException e) {
+        return e;
+      }
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return null;
+  }
+
+  /** The TLS failure in {@code t}'s cause chain, or null: the call never left this process. */
+  static SSLException handshake(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof SSLException e) {
         return e;
       }
       if (c.getCause() == c) {

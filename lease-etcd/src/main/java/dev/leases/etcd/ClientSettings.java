@@ -2,22 +2,39 @@ package dev.leases.etcd;
 
 import dev.leases.LeaseArguments;
 import io.etcd.jetcd.Client;
+import io.grpc.netty.GrpcSslContexts;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
 /**
  * What the builders of {@link EtcdLeaseStore} and {@link EtcdRunLedger} collect, validated as it is
- * set: the client (the caller's, or endpoints to build one for), the key prefix and the call
- * timeout.
+ * set: the client (the caller's, or endpoints to build one for, with optional credentials and TLS
+ * files), the key prefix and the call timeout. The password is kept only to hand it to the client;
+ * nothing here prints it.
  */
 final class ClientSettings {
+
+  /** Longest accepted etcd user name. */
+  static final int MAX_USER_LENGTH = 256;
 
   private final Client client;
   private final List<URI> endpoints;
   private String keyPrefix = EtcdLeaseStore.DEFAULT_KEY_PREFIX;
   private Duration callTimeout = EtcdLeaseStore.DEFAULT_CALL_TIMEOUT;
+  private String user;
+  private byte[] password;
+  private boolean tls;
+  private Path trustCert;
+  private Path clientCert;
+  private Path clientKey;
 
   private ClientSettings(Client client, List<URI> endpoints) {
     this.client = client;
@@ -42,20 +59,99 @@ final class ClientSettings {
     this.callTimeout = callTimeout;
   }
 
+  /** The etcd user and its password (never printed, never put in a message). */
+  void user(String user, String password) {
+    requireOwnClient("user(...)");
+    this.user = LeaseArguments.requireText("etcd user", user, MAX_USER_LENGTH);
+    Objects.requireNonNull(password, "password must not be null");
+    if (password.isEmpty()) {
+      throw new IllegalArgumentException("the password of etcd user '" + user + "' is empty");
+    }
+    LeaseArguments.requireWellFormed("password", password);
+    this.password = password.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * TLS to the endpoints (which must then be {@code https://}): the server's certificate is
+   * checked against {@code trustCert} (PEM; null: the JDK's default trust store) and, for mutual
+   * TLS, this client presents {@code clientCert} with {@code clientKey} (PEM, the key PKCS#8
+   * unencrypted); both or neither.
+   */
+  void tls(Path trustCert, Path clientCert, Path clientKey) {
+    requireOwnClient("tls(...)");
+    if ((clientCert == null) != (clientKey == null)) {
+      throw new IllegalArgumentException("mutual TLS needs both a client certificate and its key;"
+          + " got " + (clientCert == null ? "only the key " + clientKey : "only the certificate "
+          + clientCert));
+    }
+    this.trustCert = readable("trust certificate", trustCert);
+    this.clientCert = readable("client certificate", clientCert);
+    this.clientKey = readable("client key", clientKey);
+    this.tls = true;
+  }
+
+  private void requireOwnClient(String what) {
+    if (client != null) {
+      throw new IllegalStateException(what + " configures the client the builder builds for its"
+          + " endpoints; configure credentials and TLS on your own jetcd Client instead, or use"
+          + " builder(String... endpoints)");
+    }
+  }
+
+  private static Path readable(String what, Path file) {
+    if (file != null && !Files.isReadable(file)) {
+      throw new IllegalArgumentException("the TLS " + what + " file " + file + " does not exist or"
+          + " is not readable by this process");
+    }
+    return file;
+  }
+
   /** The client to use (built now, with bounded calls, unless the caller gave one) and the rest. */
   Opened open() {
     KeyLayout layout = new KeyLayout(keyPrefix);
     if (client != null) {
-      return new Opened(client, false, layout, callTimeout, Calls.CLIENT_ENDPOINTS);
+      return new Opened(client, false, layout, callTimeout, Calls.CLIENT_ENDPOINTS, null);
     }
-    return new Opened(Calls.ownClient(endpoints, callTimeout), true, layout, callTimeout,
-        Calls.describe(endpoints));
+    boolean https = "https".equalsIgnoreCase(endpoints.get(0).getScheme());
+    for (URI e : endpoints) {
+      if ("https".equalsIgnoreCase(e.getScheme()) != https) {
+        throw new IllegalArgumentException("etcd endpoints mix http:// and https:// ("
+            + Calls.describe(endpoints) + "); use one scheme for all members");
+      }
+    }
+    if (tls && !https) {
+      throw new IllegalArgumentException("TLS is configured but the etcd endpoints are plaintext ("
+          + Calls.describe(endpoints) + "); use https://host:port");
+    }
+    SslContext ssl = https ? sslContext() : null;
+    return new Opened(Calls.ownClient(endpoints, callTimeout, user, password, ssl), true, layout,
+        callTimeout, Calls.describe(endpoints), user);
+  }
+
+  private SslContext sslContext() {
+    try {
+      SslContextBuilder b = GrpcSslContexts.forClient();
+      if (trustCert != null) {
+        b.trustManager(trustCert.toFile());
+      }
+      if (clientCert != null) {
+        b.keyManager(clientCert.toFile(), clientKey.toFile());
+      }
+      return b.build();
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalArgumentException("cannot load the TLS files (trust certificate "
+          + (trustCert == null ? "the JDK default" : trustCert) + ", client certificate "
+          + clientCert + ", client key " + clientKey + "): " + e.getMessage() + ". Give PEM files;"
+          + " the key in unencrypted PKCS#8 (-----BEGIN PRIVATE KEY-----)", e);
+    }
   }
 
   /**
    * @param owned whether the client was built here (and is to be closed with its user)
    * @param endpoints how messages name the endpoints
+   * @param user the etcd user this client authenticates as; null if none or unknown (a caller's
+   *     client)
    */
   record Opened(Client client, boolean owned, KeyLayout keys, Duration callTimeout,
-      String endpoints) {}
+      String endpoints, String user) {}
 }

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * Fenced writes to keys kept in etcd: a write carrying fencing token {@code t} lands only if no
@@ -69,10 +70,16 @@ public final class EtcdFence {
    * @param callTimeout the longest one write or read may take
    */
   public EtcdFence(Client client, String keyPrefix, Duration callTimeout) {
+    this(client, keyPrefix, callTimeout, () -> false, Calls.CLIENT_ENDPOINTS, null);
+  }
+
+  /** A fence on a store's own client ({@link EtcdLeaseStore#fence()}): closed with the store. */
+  EtcdFence(Client client, String keyPrefix, Duration callTimeout, BooleanSupplier closed,
+      String endpoints, String user) {
     this.kv = Objects.requireNonNull(client, "client must not be null").getKVClient();
     this.keys = new KeyLayout(keyPrefix);
-    this.calls = new Calls(LeaseArguments.requirePositive("callTimeout", callTimeout), () -> false,
-        Calls.CLIENT_ENDPOINTS);
+    this.calls = new Calls(LeaseArguments.requirePositive("callTimeout", callTimeout), closed,
+        endpoints, "EtcdFence", user, keys.prefix());
   }
 
   /** {@link #write(String, long, byte[])} with {@code value} in UTF-8. */

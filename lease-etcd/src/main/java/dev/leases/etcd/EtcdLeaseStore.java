@@ -31,6 +31,7 @@ import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import java.net.URI;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -114,6 +115,25 @@ import org.slf4j.LoggerFactory;
  * its lease and token. While the cluster has no leader, calls fail with {@link LeaseStoreUnavailableException}
  * (retried within the call timeout) and a holder must treat its lease as lost until a renewal lands.
  *
+ * <p><b>Security.</b> {@link #builder(String...)} takes credentials ({@link Builder#user}) and
+ * TLS or mutual TLS ({@link Builder#tls}, {@code https://} endpoints); the factory takes the same as
+ * settings, the password from a file or an environment variable. The password is never logged or
+ * put in a message. Minimal grants, for a cluster with authentication enabled
+ * ({@link EtcdRoles} prints and applies them): a holder's role needs {@code readwrite} on the key
+ * range {@code <keyPrefix>/} ({@code etcdctl role grant-permission --prefix=true ROLE readwrite
+ * <keyPrefix>/}) — every key this store, {@link EtcdRunLedger} and {@link EtcdFence} keep is under
+ * it, except the resources a fence guards, which need write as well; an observer's role needs
+ * {@code read} on it ({@code inspect}, {@code token}, {@code onRelease}). etcd's lease calls need
+ * no permission of their own (grant and keep-alive are unchecked, revoke and time-to-live check
+ * the attached keys, all under the prefix). A call etcd refuses for who is calling throws
+ * {@link EtcdAccessDeniedException}, naming the user and the key range; a TLS handshake that fails
+ * (an untrusted certificate, a missing client certificate) fails at once with a
+ * {@link LeaseStoreUnavailableException} that says what to check; a call after the auth token
+ * expired ({@code --auth-token-ttl} of idleness) authenticates again. etcd 3.4 does not check
+ * permissions on operations nested in a transaction (etcd-io/etcd#21689): every batch transaction
+ * of this store therefore carries a no-op delete of {@code <keyPrefix>/lease}, which etcd does
+ * check, so a read-only user cannot acquire or release through the nested operations.
+ *
  * <p><b>Calls.</b> Every operation is bounded by {@code callTimeout}; calls that are safe to repeat
  * are retried while etcd answers {@code UNAVAILABLE}. A call that could not be sent because no
  * endpoint accepts connections fails at once (not after {@code callTimeout}) with a
@@ -153,11 +173,14 @@ public final class EtcdLeaseStore implements LeaseStore {
   /** etcd's default {@code --max-txn-ops}: the most operations (and compares) one txn may have. */
   static final int MAX_TXN_OPS = 128;
 
-  /** Nested per-name txns per request: each has 3 operations, and k children need k + 3 <= 128. */
-  static final int ACQUIRE_PER_TXN = MAX_TXN_OPS - 3;
+  /**
+   * Nested per-name txns per request: each has 3 operations, and k children plus the request's
+   * {@linkplain KeyLayout#writeGuardKey write guard} need k + 1 + 3 <= 128.
+   */
+  static final int ACQUIRE_PER_TXN = MAX_TXN_OPS - 4;
 
-  /** Nested per-name release txns per request: 2 compares and 2 operations each. */
-  static final int RELEASE_PER_TXN = MAX_TXN_OPS - 2;
+  /** Nested per-name release txns per request: 2 compares and 2 operations each, plus the guard. */
+  static final int RELEASE_PER_TXN = MAX_TXN_OPS - 3;
 
   /** What one page of a range read may answer, well under gRPC's default 4 MiB message. */
   private static final int RANGE_PAGE_BYTES = 3 << 20;
@@ -174,6 +197,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
   private final Set<CompletableFuture<?>> pendingRevokes = ConcurrentHashMap.newKeySet();
   private final SharedLeases shared;
+  private final EtcdFence fence;
 
   private EtcdLeaseStore(ClientSettings.Opened opened) {
     this.client = opened.client();
@@ -182,8 +206,21 @@ public final class EtcdLeaseStore implements LeaseStore {
     this.leases = client.getLeaseClient();
     this.watch = client.getWatchClient();
     this.keys = opened.keys();
-    this.calls = new Calls(opened.callTimeout(), closed::get, opened.endpoints());
+    this.calls = new Calls(opened.callTimeout(), closed::get, opened.endpoints(),
+        "EtcdLeaseStore", opened.user(), opened.keys().prefix());
     this.shared = new SharedLeases(leases, opened.callTimeout(), this::revokeLater);
+    this.fence = new EtcdFence(client, keys.prefix(), opened.callTimeout(), closed::get,
+        opened.endpoints(), opened.user());
+  }
+
+  /**
+   * An {@link EtcdFence} on this store's client, key prefix and call timeout (so on its
+   * credentials and TLS settings too); its calls fail with
+   * {@link LeaseStoreClosedException} once this store is closed. Its user needs write permission
+   * on the guarded resource keys as well (see {@link EtcdRoles}).
+   */
+  public EtcdFence fence() {
+    return fence;
   }
 
   /**
@@ -197,11 +234,16 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   /**
    * A store that builds (and on {@link #close()} closes) its own client for {@code endpoints}, e.g.
-   * {@code "http://127.0.0.1:2379"}. For TLS or authentication build a {@link Client} yourself and
-   * use {@link #builder(Client)}.
+   * {@code "http://127.0.0.1:2379"}, or {@code "https://..."} with {@link Builder#tls}; add
+   * {@link Builder#user} for a cluster with authentication enabled.
    */
   public static Builder builder(String... endpoints) {
     return new Builder(ClientSettings.of(endpoints));
+  }
+
+  /** A builder on settings parsed elsewhere (the factories). */
+  static Builder builder(ClientSettings settings) {
+    return new Builder(settings);
   }
 
   // ---------------------------------------------------------------- the SPI
@@ -542,13 +584,24 @@ public final class EtcdLeaseStore implements LeaseStore {
    * one answer per child, in order (null for every child of a request {@code onError} answered null).
    * etcd counts a nested transaction's operations against its parent's limit ({@code k} children of
    * {@code m} operations each need {@code k + m <= --max-txn-ops}).
+   *
+   * <p>Each request also carries a flat delete of the {@linkplain KeyLayout#writeGuardKey write
+   * guard}, a key that never exists (so it deletes nothing): etcd 3.4 checks RBAC only for a
+   * transaction's own operations, not for those nested in it (etcd-io/etcd#21689), so without it a
+   * user with read-only access would acquire and release leases. With it, a user without write
+   * permission on the prefix gets {@code PERMISSION_DENIED} for the whole request, before anything
+   * is applied.
    */
   private List<TxnResponse> nested(List<Op> children, int perTxn, Calls.Budget budget, String what,
       Function<LeaseStoreUnavailableException, TxnResponse> onError) {
     List<List<Op>> chunks = chunks(children, perTxn);
     List<Supplier<CompletableFuture<TxnResponse>>> requests = new ArrayList<>();
+    Op guard = Op.delete(keys.writeGuardKey(), DeleteOption.DEFAULT);
     for (List<Op> chunk : chunks) {
-      Op[] ops = chunk.toArray(Op[]::new);
+      List<Op> withGuard = new ArrayList<>(chunk.size() + 1);
+      withGuard.add(guard);
+      withGuard.addAll(chunk);
+      Op[] ops = withGuard.toArray(Op[]::new);
       requests.add(() -> kv.txn().Then(ops).commit());
     }
     List<TxnResponse> answers = calls.retryingAll(requests, budget, what, onError);
@@ -1036,21 +1089,22 @@ public final class EtcdLeaseStore implements LeaseStore {
     for (String e : endpoints) {
       Objects.requireNonNull(e, "an endpoint must not be null");
       URI uri;
+      String shown = e.replaceAll("//[^/]*@", "//(credentials removed)@"); // never echo a password
       try {
         uri = URI.create(e.trim());
       } catch (IllegalArgumentException ex) {
-        throw new IllegalArgumentException("etcd endpoint '" + e + "' is not a URI; use"
-            + " \"http://host:port\"", ex);
+        // the parser's message quotes the input: keep it out of the chain when it has credentials
+        throw new IllegalArgumentException("etcd endpoint '" + shown + "' is not a URI; use"
+            + " \"http://host:port\"", shown.equals(e) ? ex : null);
       }
-      if ("https".equalsIgnoreCase(uri.getScheme())) {
-        throw new IllegalArgumentException("etcd endpoint '" + e + "' uses TLS: build a jetcd Client"
-            + " with sslContext(...) and use EtcdLeaseStore.builder(Client)");
-      }
-      if (!"http".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null || uri.getPort() <= 0
+      boolean scheme = "http".equalsIgnoreCase(uri.getScheme())
+          || "https".equalsIgnoreCase(uri.getScheme());
+      if (!scheme || uri.getHost() == null || uri.getPort() <= 0
           || (uri.getPath() != null && !uri.getPath().isEmpty() && !uri.getPath().equals("/"))
           || uri.getQuery() != null || uri.getUserInfo() != null) {
-        throw new IllegalArgumentException("etcd endpoint '" + e + "' must look like"
-            + " \"http://host:port\" (no path, query or credentials)");
+        throw new IllegalArgumentException("etcd endpoint '" + shown + "' must look like"
+            + " \"http://host:port\" or, for TLS, \"https://host:port\" (no path, query or"
+            + " credentials: give those with user(...) and tls(...))");
       }
       uris.add(uri);
     }
@@ -1078,6 +1132,41 @@ public final class EtcdLeaseStore implements LeaseStore {
     /** The longest one operation may take, retries included (default 5 s). */
     public Builder callTimeout(Duration callTimeout) {
       settings.callTimeout(callTimeout);
+      return this;
+    }
+
+    /**
+     * Authenticates as etcd user {@code user} (for a cluster with authentication enabled; see
+     * {@link EtcdRoles} for the grants it needs). jetcd sends the password once per auth token
+     * (again after the token expires, {@code --auth-token-ttl} of idleness); it is never logged or
+     * put in a message. Only for {@code builder(String... endpoints)}.
+     */
+    public Builder user(String user, String password) {
+      settings.user(user, password);
+      return this;
+    }
+
+    /**
+     * TLS to {@code https://} endpoints, trusting the authority in {@code trustCertPem} (a PEM file;
+     * null: the JDK's default trust store). The server's certificate must name the endpoint's host
+     * (subject alternative name). Only for {@code builder(String... endpoints)}.
+     */
+    public Builder tls(Path trustCertPem) {
+      settings.tls(trustCertPem, null, null);
+      return this;
+    }
+
+    /**
+     * Mutual TLS to {@code https://} endpoints: as {@link #tls(Path)}, and this client presents
+     * {@code clientCertPem} (PEM, the chain up to but excluding the authority) with
+     * {@code clientKeyPem} (unencrypted PKCS#8 PEM, {@code -----BEGIN PRIVATE KEY-----}; keep it
+     * 0600). With {@code --client-cert-auth} and authentication enabled but no {@link #user}, etcd
+     * takes the certificate's common name as the user name.
+     */
+    public Builder tls(Path trustCertPem, Path clientCertPem, Path clientKeyPem) {
+      java.util.Objects.requireNonNull(clientCertPem, "clientCertPem must not be null");
+      java.util.Objects.requireNonNull(clientKeyPem, "clientKeyPem must not be null");
+      settings.tls(trustCertPem, clientCertPem, clientKeyPem);
       return this;
     }
 

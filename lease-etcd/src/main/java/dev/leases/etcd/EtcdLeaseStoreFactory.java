@@ -2,57 +2,83 @@ package dev.leases.etcd;
 
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreFactory;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.UnaryOperator;
 
 /**
  * Opens an {@link EtcdLeaseStore} from string settings (for child JVMs and benchmark workers):
  * <ul>
  *   <li>{@code endpoints} (required): comma-separated, e.g.
- *       {@code http://127.0.0.1:2379,http://127.0.0.1:22379}
+ *       {@code http://127.0.0.1:2379,http://127.0.0.1:22379}; {@code https://} for TLS
  *   <li>{@code keyPrefix} (optional, default {@value EtcdLeaseStore#DEFAULT_KEY_PREFIX})
  *   <li>{@code callTimeoutMs} (optional, default 5000)
+ *   <li>{@code user} (optional): the etcd user, with its password from exactly one of
+ *       {@code passwordFile} (a file holding it; one trailing line break is dropped) or
+ *       {@code passwordEnv} (the name of an environment variable holding it), both read once when
+ *       the store is opened. There is no inline password setting: settings maps get printed.
+ *   <li>{@code trustCertFile} (optional): PEM file of the authority that signed the servers'
+ *       certificates (else the JDK's default trust store, for {@code https://} endpoints);
+ *       {@code clientCertFile} and {@code clientKeyFile} (optional, together): PEM client
+ *       certificate and unencrypted PKCS#8 key for mutual TLS. See {@link EtcdLeaseStore.Builder#tls}.
  * </ul>
+ * Unknown settings are refused by name. Messages name settings, files and variables, never a
+ * password.
  */
 public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
 
   public static final String ENDPOINTS = "endpoints";
   public static final String KEY_PREFIX = "keyPrefix";
   public static final String CALL_TIMEOUT_MS = "callTimeoutMs";
+  public static final String USER = "user";
+  public static final String PASSWORD_FILE = "passwordFile";
+  public static final String PASSWORD_ENV = "passwordEnv";
+  public static final String TRUST_CERT_FILE = "trustCertFile";
+  public static final String CLIENT_CERT_FILE = "clientCertFile";
+  public static final String CLIENT_KEY_FILE = "clientKeyFile";
 
-  private static final Set<String> KNOWN = Set.of(ENDPOINTS, KEY_PREFIX, CALL_TIMEOUT_MS);
+  private static final Set<String> KNOWN = Set.of(ENDPOINTS, KEY_PREFIX, CALL_TIMEOUT_MS, USER,
+      PASSWORD_FILE, PASSWORD_ENV, TRUST_CERT_FILE, CLIENT_CERT_FILE, CLIENT_KEY_FILE);
 
-  public EtcdLeaseStoreFactory() {}
+  private final UnaryOperator<String> environment;
+
+  public EtcdLeaseStoreFactory() {
+    this(System::getenv);
+  }
+
+  /** A factory that reads {@code passwordEnv} variables through {@code environment}. */
+  EtcdLeaseStoreFactory(UnaryOperator<String> environment) {
+    this.environment = Objects.requireNonNull(environment, "environment must not be null");
+  }
 
   @Override
   public LeaseStore open(Map<String, String> settings) {
-    Settings s = Settings.parse(settings, "etcd store");
-    EtcdLeaseStore.Builder b = EtcdLeaseStore.builder(s.endpoints().toArray(String[]::new));
-    if (s.keyPrefix() != null) {
-      b.keyPrefix(s.keyPrefix());
-    }
-    if (s.callTimeout() != null) {
-      b.callTimeout(s.callTimeout());
-    }
-    return b.build();
+    return EtcdLeaseStore.builder(Settings.parse(settings, "etcd store", environment))
+        .build();
   }
 
-  /**
-   * The settings every etcd factory of this module reads ({@link #ENDPOINTS}, {@link #KEY_PREFIX},
-   * {@link #CALL_TIMEOUT_MS}); absent optional ones are null.
-   */
-  record Settings(List<String> endpoints, String keyPrefix, Duration callTimeout) {
+  /** The settings every etcd factory of this module reads, parsed and checked. */
+  static final class Settings {
+    private Settings() {}
 
     /**
      * @param what names the settings in messages, e.g. {@code etcd store}
      * @throws IllegalArgumentException for an unknown setting (named), a missing
-     *     {@code endpoints} or a {@code callTimeoutMs} that is not a whole number
+     *     {@code endpoints}, a {@code callTimeoutMs} that is not a whole number, a password given
+     *     no way or two ways, or an unreadable file
      */
-    static Settings parse(Map<String, String> settings, String what) {
+    static ClientSettings parse(Map<String, String> settings, String what,
+        UnaryOperator<String> environment) {
       Set<String> unknown = new TreeSet<>(settings.keySet());
       unknown.removeAll(KNOWN);
       if (!unknown.isEmpty()) {
@@ -61,17 +87,85 @@ public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
       }
       List<String> endpoints = Arrays.stream(LeaseStoreFactory.require(settings, ENDPOINTS)
           .split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+      ClientSettings client = ClientSettings.of(endpoints.toArray(String[]::new));
       String timeout = settings.get(CALL_TIMEOUT_MS);
-      Duration callTimeout = null;
       if (timeout != null) {
         try {
-          callTimeout = Duration.ofMillis(Long.parseLong(timeout.trim()));
+          client.callTimeout(Duration.ofMillis(Long.parseLong(timeout.trim())));
         } catch (NumberFormatException e) {
           throw new IllegalArgumentException("setting '" + CALL_TIMEOUT_MS + "' must be a whole"
               + " number of milliseconds, was '" + timeout + "'", e);
         }
       }
-      return new Settings(endpoints, settings.get(KEY_PREFIX), callTimeout);
+      if (settings.get(KEY_PREFIX) != null) {
+        client.keyPrefix(settings.get(KEY_PREFIX));
+      }
+      String user = settings.get(USER);
+      String password = password(settings, environment);
+      if ((user == null) != (password == null)) {
+        throw new IllegalArgumentException(user == null
+            ? "a password is set ('" + PASSWORD_FILE + "' or '" + PASSWORD_ENV + "') but no '"
+                + USER + "'; set the etcd user too"
+            : "setting '" + USER + "' needs the password from '" + PASSWORD_FILE + "' or '"
+                + PASSWORD_ENV + "'");
+      }
+      if (user != null) {
+        client.user(user, password);
+      }
+      String trust = settings.get(TRUST_CERT_FILE);
+      String cert = settings.get(CLIENT_CERT_FILE);
+      String key = settings.get(CLIENT_KEY_FILE);
+      if (trust != null || cert != null || key != null) {
+        client.tls(path(trust), path(cert), path(key));
+      }
+      return client;
+    }
+
+    private static Path path(String file) {
+      return file == null ? null : Path.of(file.trim());
+    }
+
+    /** The password from exactly one source, or null if none is set. Never in a message. */
+    private static String password(Map<String, String> settings,
+        UnaryOperator<String> environment) {
+      List<String> given = new ArrayList<>();
+      for (String key : List.of(PASSWORD_FILE, PASSWORD_ENV)) {
+        if (settings.get(key) != null) {
+          given.add(key);
+        }
+      }
+      if (given.size() > 1) {
+        throw new IllegalArgumentException("give the etcd password one way, not " + given);
+      }
+      String variable = settings.get(PASSWORD_ENV);
+      if (variable != null) {
+        String value = environment.apply(variable.trim());
+        if (value == null || value.isEmpty()) {
+          throw new IllegalArgumentException("setting '" + PASSWORD_ENV + "' names the environment"
+              + " variable " + variable.trim() + ", which is not set or empty");
+        }
+        return value;
+      }
+      String file = settings.get(PASSWORD_FILE);
+      if (file == null) {
+        return null;
+      }
+      Path path = Path.of(file.trim());
+      String content;
+      try {
+        content = Files.readString(path, StandardCharsets.UTF_8);
+      } catch (IOException | RuntimeException e) {
+        // the exception's class only: a message of a decoding error could quote the content
+        throw new IllegalArgumentException("setting '" + PASSWORD_FILE + "': cannot read the"
+            + " password file " + path + " (" + e.getClass().getSimpleName() + ")");
+      }
+      String password = content.endsWith("\r\n") ? content.substring(0, content.length() - 2)
+          : content.endsWith("\n") ? content.substring(0, content.length() - 1) : content;
+      if (password.isEmpty()) {
+        throw new IllegalArgumentException("setting '" + PASSWORD_FILE + "': the password file "
+            + path + " is empty");
+      }
+      return password;
     }
   }
 }

@@ -20,6 +20,7 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -107,7 +108,8 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
     this.ownsClient = opened.owned();
     this.kv = client.getKVClient();
     this.keys = opened.keys();
-    this.calls = new Calls(opened.callTimeout(), closed::get, opened.endpoints(), "EtcdRunLedger");
+    this.calls = new Calls(opened.callTimeout(), closed::get, opened.endpoints(), "EtcdRunLedger",
+        opened.user(), opened.keys().prefix());
   }
 
   /**
@@ -120,10 +122,16 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
 
   /**
    * A ledger that builds (and on {@link #close()} closes) its own client for {@code endpoints},
-   * e.g. {@code "http://127.0.0.1:2379"}; for TLS or authentication use {@link #builder(Client)}.
+   * e.g. {@code "http://127.0.0.1:2379"}, or {@code "https://..."} with {@link Builder#tls}; add
+   * {@link Builder#user} for a cluster with authentication enabled (give it the store's settings).
    */
   public static Builder builder(String... endpoints) {
     return new Builder(ClientSettings.of(endpoints));
+  }
+
+  /** A builder on settings parsed elsewhere (the factories). */
+  static Builder builder(ClientSettings settings) {
+    return new Builder(settings);
   }
 
   @Override
@@ -447,6 +455,41 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
     /** The longest one call may take, retries and lost races included (default 5 s). */
     public Builder callTimeout(Duration callTimeout) {
       settings.callTimeout(callTimeout);
+      return this;
+    }
+
+    /**
+     * Authenticates as etcd user {@code user} (for a cluster with authentication enabled; see
+     * {@link EtcdRoles} for the grants it needs). jetcd sends the password once per auth token
+     * (again after the token expires, {@code --auth-token-ttl} of idleness); it is never logged or
+     * put in a message. Only for {@code builder(String... endpoints)}.
+     */
+    public Builder user(String user, String password) {
+      settings.user(user, password);
+      return this;
+    }
+
+    /**
+     * TLS to {@code https://} endpoints, trusting the authority in {@code trustCertPem} (a PEM file;
+     * null: the JDK's default trust store). The server's certificate must name the endpoint's host
+     * (subject alternative name). Only for {@code builder(String... endpoints)}.
+     */
+    public Builder tls(Path trustCertPem) {
+      settings.tls(trustCertPem, null, null);
+      return this;
+    }
+
+    /**
+     * Mutual TLS to {@code https://} endpoints: as {@link #tls(Path)}, and this client presents
+     * {@code clientCertPem} (PEM, the chain up to but excluding the authority) with
+     * {@code clientKeyPem} (unencrypted PKCS#8 PEM, {@code -----BEGIN PRIVATE KEY-----}; keep it
+     * 0600). With {@code --client-cert-auth} and authentication enabled but no {@link #user}, etcd
+     * takes the certificate's common name as the user name.
+     */
+    public Builder tls(Path trustCertPem, Path clientCertPem, Path clientKeyPem) {
+      java.util.Objects.requireNonNull(clientCertPem, "clientCertPem must not be null");
+      java.util.Objects.requireNonNull(clientKeyPem, "clientKeyPem must not be null");
+      settings.tls(trustCertPem, clientCertPem, clientKeyPem);
       return this;
     }
 

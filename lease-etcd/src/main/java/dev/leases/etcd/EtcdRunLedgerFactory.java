@@ -6,8 +6,10 @@ import java.util.Map;
 /**
  * Opens an {@link EtcdRunLedger} (with its own client; close it) from the same string settings as
  * {@link EtcdLeaseStoreFactory}: {@code endpoints} (required, comma-separated), {@code keyPrefix}
- * (default {@value EtcdLeaseStore#DEFAULT_KEY_PREFIX}; give it the store's) and
- * {@code callTimeoutMs} (default 5000). Unknown settings are refused by name.
+ * (default {@value EtcdLeaseStore#DEFAULT_KEY_PREFIX}; give it the store's), {@code callTimeoutMs}
+ * (default 5000), {@code user} with {@code passwordFile} or {@code passwordEnv}, and the TLS files
+ * {@code trustCertFile}, {@code clientCertFile}, {@code clientKeyFile}. Unknown settings are
+ * refused by name.
  */
 public final class EtcdRunLedgerFactory implements RunLedgerFactory {
 
@@ -15,15 +17,7 @@ public final class EtcdRunLedgerFactory implements RunLedgerFactory {
 
   @Override
   public EtcdRunLedger open(Map<String, String> settings) {
-    EtcdLeaseStoreFactory.Settings s = EtcdLeaseStoreFactory.Settings.parse(settings,
-        "etcd run ledger");
-    EtcdRunLedger.Builder b = EtcdRunLedger.builder(s.endpoints().toArray(String[]::new));
-    if (s.keyPrefix() != null) {
-      b.keyPrefix(s.keyPrefix());
-    }
-    if (s.callTimeout() != null) {
-      b.callTimeout(s.callTimeout());
-    }
-    return b.build();
+    return EtcdRunLedger.builder(EtcdLeaseStoreFactory.Settings.parse(settings, "etcd run ledger",
+        System::getenv)).build();
   }
 }

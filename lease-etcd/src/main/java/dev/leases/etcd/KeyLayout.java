@@ -17,6 +17,8 @@ import java.nio.charset.StandardCharsets;
  *       then equals the token), or {@code released|token|holder} written by the releasing one. It is
  *       the evidence that tells an expired lease from a released one, and remembers the last token.
  *   <li>{@code p/fence/E(r)} — the fence of a resource {@code r} guarded by {@link EtcdFence}.
+ *   <li>{@code p/lease} — never written: every batch transaction deletes it (a no-op) so that etcd
+ *       checks the caller's write permission on the prefix ({@link #writeGuardKey}).
  *   <li>{@code p/once/E(j)/} — the run records of job {@code j} kept by {@link EtcdRunLedger}:
  *       {@code fence} (the highest token that began an attempt, 19 zero-padded digits),
  *       {@code attempt/NNNNNNNNNNNNNNNNNNN} (one record per attempt, the id zero-padded to 19 digits
@@ -70,6 +72,15 @@ final class KeyLayout {
 
   ByteSequence lastKey(String name) {
     return key("last", LeaseArguments.requireName(name));
+  }
+
+  /**
+   * {@code p/lease}: a key inside the prefix that nothing writes (lease keys are
+   * {@code p/lease/E(n)}). Deleting it needs write permission on the prefix and deletes nothing;
+   * see {@code EtcdLeaseStore}'s nested transactions.
+   */
+  ByteSequence writeGuardKey() {
+    return utf8(prefix + "/lease");
   }
 
   ByteSequence fenceKey(String resource) {

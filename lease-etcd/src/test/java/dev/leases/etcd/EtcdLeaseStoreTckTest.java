@@ -1,25 +1,20 @@
 package dev.leases.etcd;
 
 import dev.leases.LeaseStore;
-import dev.leases.tck.LeaseStoreTck;
 import dev.leases.tck.process.StoreRecipe;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The etcd store passes the whole compatibility kit against a real etcd. Expiry slack: etcd revokes
- * expired leases in a loop that runs every 500 ms, then commits the revocation through Raft, so a
- * lease may refuse contenders for up to about half a second after its TTL; one second leaves room
- * for a busy machine.
+ * The etcd store passes the whole compatibility kit against a real etcd (expiry slack: see
+ * {@link EtcdKit}).
  */
-class EtcdLeaseStoreTckTest extends LeaseStoreTck {
+class EtcdLeaseStoreTckTest extends EtcdKit {
 
   private static String prefix;
   private static Client admin;
@@ -35,6 +30,16 @@ class EtcdLeaseStoreTckTest extends LeaseStoreTck {
   @AfterAll
   static void disconnect() {
     admin.close();
+  }
+
+  @Override
+  protected Client admin() {
+    return admin;
+  }
+
+  @Override
+  protected String prefix() {
+    return prefix;
   }
 
   @Override
@@ -61,32 +66,6 @@ class EtcdLeaseStoreTckTest extends LeaseStoreTck {
         .callTimeout(callTimeout).build();
   }
 
-  /** Deletes everything the store keeps for the name: the lease key and the companion key. */
-  @Override
-  protected void deleteOutOfBand(String name) throws Exception {
-    KeyLayout keys = new KeyLayout(prefix);
-    admin.getKVClient().delete(keys.leaseKey(name)).get(10, TimeUnit.SECONDS);
-    admin.getKVClient().delete(keys.lastKey(name)).get(10, TimeUnit.SECONDS);
-  }
-
-  /**
-   * Revokes, through a separate client, the etcd lease attached to {@code name}'s key: the holder's
-   * shared etcd lease, and with it every name on it.
-   */
-  @Override
-  protected boolean endSharedFate(String name) throws Exception {
-    KeyValue kv = admin.getKVClient().get(new KeyLayout(prefix).leaseKey(name))
-        .get(10, TimeUnit.SECONDS).getKvs().get(0);
-    admin.getLeaseClient().revoke(kv.getLease()).get(10, TimeUnit.SECONDS);
-    return true;
-  }
-
-  /** A watch on the lease key sees the {@code DELETE} and the store fires the hint. */
-  @Override
-  protected boolean deliversHintsOnOutOfBandDelete() {
-    return true;
-  }
-
   /**
    * A crash of the shared member, which comes back from its data directory: revisions (the tokens)
    * continue where they were. The kit's admin client and other classes' clients reconnect.
@@ -96,8 +75,4 @@ class EtcdLeaseStoreTckTest extends LeaseStoreTck {
     EtcdServers.restartShared();
   }
 
-  @Override
-  protected Duration expirySlack() {
-    return Duration.ofSeconds(1);
-  }
 }

@@ -146,8 +146,10 @@ class EtcdLeaseStoreTest {
         .hasMessageContaining("keyprefix").hasMessageContaining("keyPrefix");
     assertThatThrownBy(() -> f.open(Map.of("endpoints", "http://127.0.0.1:2379",
         "callTimeoutMs", "soon"))).hasMessageContaining("callTimeoutMs");
-    assertThatThrownBy(() -> f.open(Map.of("endpoints", "https://127.0.0.1:2379")))
-        .hasMessageContaining("builder(Client)");
+    assertThatThrownBy(() -> f.open(Map.of("endpoints", "http://127.0.0.1:2379",
+        "trustCertFile", "/nonexistent/ca.pem"))).hasMessageContaining("/nonexistent/ca.pem");
+    assertThatThrownBy(() -> f.open(Map.of("endpoints", "http://127.0.0.1:2379,https://127.0.0.1:2")))
+        .hasMessageContaining("mix");
     assertThatThrownBy(() -> f.open(Map.of("endpoints", "127.0.0.1:2379")))
         .hasMessageContaining("http://host:port");
     assertThatThrownBy(() -> f.open(Map.of("endpoints", "http://127.0.0.1:2379/v3")))
