@@ -37,7 +37,8 @@ import org.junit.jupiter.api.Test;
 class DocCommentsTest {
 
   static final List<String> MODULES = List.of("lease-api", "lease-tck", "lease-micrometer",
-      "lease-spring-boot-autoconfigure", "lease-redis", "lease-cli");
+      "lease-spring-boot-autoconfigure", "lease-redis", "lease-cli", "lease-postgres",
+      "lease-etcd");
 
   @Test
   void everyPublicTypeMemberAndPackageOfTheLibraryHasADocComment() throws IOException {

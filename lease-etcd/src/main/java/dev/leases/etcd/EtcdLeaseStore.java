@@ -1170,6 +1170,7 @@ public final class EtcdLeaseStore implements LeaseStore {
       return this;
     }
 
+    /** The store; see the class comment for what it does on first use. */
     public EtcdLeaseStore build() {
       return new EtcdLeaseStore(settings.open());
     }

@@ -37,14 +37,23 @@ import java.util.function.UnaryOperator;
  */
 public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
 
+  /** Setting: comma-separated endpoints (required). */
   public static final String ENDPOINTS = "endpoints";
+  /** Setting: the key prefix. */
   public static final String KEY_PREFIX = "keyPrefix";
+  /** Setting: the call timeout in milliseconds. */
   public static final String CALL_TIMEOUT_MS = "callTimeoutMs";
+  /** Setting: the etcd user. */
   public static final String USER = "user";
+  /** Setting: a file holding the user's password. */
   public static final String PASSWORD_FILE = "passwordFile";
+  /** Setting: an environment variable holding the user's password. */
   public static final String PASSWORD_ENV = "passwordEnv";
+  /** Setting: PEM file of the authority that signed the servers' certificates. */
   public static final String TRUST_CERT_FILE = "trustCertFile";
+  /** Setting: PEM client certificate, for mutual TLS. */
   public static final String CLIENT_CERT_FILE = "clientCertFile";
+  /** Setting: unencrypted PKCS#8 PEM client key, for mutual TLS. */
   public static final String CLIENT_KEY_FILE = "clientKeyFile";
 
   private static final Set<String> KNOWN = Set.of(ENDPOINTS, KEY_PREFIX, CALL_TIMEOUT_MS, USER,
@@ -52,6 +61,7 @@ public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
 
   private final UnaryOperator<String> environment;
 
+  /** A factory; it keeps no state. */
   public EtcdLeaseStoreFactory() {
     this(System::getenv);
   }

@@ -493,6 +493,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
       return this;
     }
 
+    /** The ledger. */
     public EtcdRunLedger build() {
       return new EtcdRunLedger(settings.open());
     }

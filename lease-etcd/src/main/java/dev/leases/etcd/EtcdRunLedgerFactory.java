@@ -13,6 +13,7 @@ import java.util.Map;
  */
 public final class EtcdRunLedgerFactory implements RunLedgerFactory {
 
+  /** A factory; it keeps no state. */
   public EtcdRunLedgerFactory() {}
 
   @Override

@@ -391,6 +391,7 @@ public final class JdbcFence {
       return this;
     }
 
+    /** The fence. */
     public JdbcFence build() {
       return new JdbcFence(this);
     }

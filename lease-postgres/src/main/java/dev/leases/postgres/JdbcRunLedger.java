@@ -480,6 +480,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
       return this;
     }
 
+    /** The ledger. */
     public JdbcRunLedger build() {
       return new JdbcRunLedger(this);
     }

@@ -12,5 +12,6 @@ import java.sql.SQLException;
  */
 @FunctionalInterface
 public interface JdbcWork<T> {
+  /** Does the work on {@code connection}, inside the fenced transaction; do not commit it. */
   T run(Connection connection) throws SQLException;
 }

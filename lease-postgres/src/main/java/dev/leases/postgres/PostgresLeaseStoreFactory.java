@@ -53,13 +53,21 @@ import java.util.regex.Pattern;
  */
 public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
 
+  /** Setting: the JDBC URL (required). */
   public static final String JDBC_URL = "jdbcUrl";
+  /** Setting: the user name. */
   public static final String USERNAME = "username";
+  /** Setting: the password itself (prefer a file or a variable). */
   public static final String PASSWORD = "password";
+  /** Setting: a file holding the password, read for every new connection. */
   public static final String PASSWORD_FILE = "passwordFile";
+  /** Setting: an environment variable holding the password. */
   public static final String PASSWORD_ENV = "passwordEnv";
+  /** Setting: the lease table. */
   public static final String TABLE = "table";
+  /** Setting: the call timeout in milliseconds. */
   public static final String CALL_TIMEOUT_MILLIS = "callTimeoutMillis";
+  /** Setting: whether missing tables are created. */
   public static final String CREATE_TABLE = "createTable";
 
   private static final Set<String> KNOWN = Set.of(JDBC_URL, USERNAME, PASSWORD, PASSWORD_FILE,
@@ -70,6 +78,7 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
 
   private final UnaryOperator<String> environment;
 
+  /** A factory; it keeps no state. */
   public PostgresLeaseStoreFactory() {
     this(System::getenv);
   }
