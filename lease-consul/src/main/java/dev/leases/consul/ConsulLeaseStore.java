@@ -1208,8 +1208,12 @@ public final class ConsulLeaseStore implements LeaseStore {
 
   /**
    * Runs {@code listener} when {@code name}'s key is seen unlocked after being locked (a release, a
-   * session invalidated by Consul, an out-of-band delete), watched with a blocking query per name.
-   * It runs on the Consul client's HTTP callback thread and must return quickly.
+   * session invalidated by Consul, an out-of-band delete), watched with Consul blocking queries:
+   * one per name while a store watches up to eight names, one over the store's whole key prefix
+   * when it watches more (so a store keeps at most two requests open for its hints, however many
+   * names it watches; every write under the prefix then returns the listing to it — see
+   * {@code ReleaseWatches} for that cost). It runs on the Consul client's HTTP callback thread and
+   * must return quickly.
    *
    * <p>Races, stated plainly: the hint says the lease <em>was</em> free a moment ago; another
    * contender may have taken it by the time the listener runs. Hints can be lost (while the agent is
