@@ -121,4 +121,57 @@ class ConsulReleaseWatchScaleTest {
       holder.releaseAll(names, a);
     }
   }
+
+  /**
+   * What a busy prefix costs a store that watches many names: the requests and bytes its watch
+   * receives while another store renews the names by batch (no key written) and by single calls
+   * (each rewrites its key, so each can end the prefix query). Printed; the assertions only check
+   * that batch renewals cost the watch nothing.
+   */
+  @Test
+  void batchRenewalsCostThePrefixWatchNothingAndSingleCallsCostAListingEach() throws Exception {
+    String url = ConsulServers.sharedUrl();
+    String prefix = prefix();
+    try (CountingHttpProxy proxy = new CountingHttpProxy(url);
+        ConsulLeaseStore holder = ConsulLeaseStore.builder(url).keyPrefix(prefix)
+            .callTimeout(Duration.ofSeconds(30)).build();
+        ConsulLeaseStore follower = ConsulLeaseStore.builder(proxy.url()).keyPrefix(prefix)
+            .build()) {
+      List<String> names = names(1000);
+      HolderId a = HolderId.generate();
+      holder.acquireOrRenewAll(names, a, TTL);
+      List<LeaseStore.Subscription> subs = new ArrayList<>();
+      names.forEach(n -> subs.add(follower.onRelease(n, () -> {})));
+      await().atMost(Duration.ofSeconds(20)).during(Duration.ofSeconds(1))
+          .until(() -> proxy.inFlight() == 1);
+      long requests = proxy.requests();
+      long bytes = proxy.answerBytes();
+      for (int i = 0; i < 5; i++) {
+        holder.acquireOrRenewAll(names, a, TTL);
+      }
+      await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+          .until(() -> proxy.inFlight() == 1);
+      long batchRequests = proxy.requests() - requests;
+      long batchBytes = proxy.answerBytes() - bytes;
+      assertThat(batchRequests).as("5 batch renewal rounds of every name").isZero();
+
+      requests = proxy.requests();
+      bytes = proxy.answerBytes();
+      int singles = 50;
+      for (int i = 0; i < singles; i++) {
+        holder.acquireOrRenew(names.get(i), a, TTL).orElseThrow();
+      }
+      await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+          .until(() -> proxy.inFlight() == 1);
+      long singleRequests = proxy.requests() - requests;
+      long singleBytes = proxy.answerBytes() - bytes;
+      int plain = RawHttp.get(url, "/v1/kv/" + prefix + "/?recurse").toString().length();
+      System.out.printf("BUSY prefix of %d keys watched: 5 batch rounds -> %d listings, %d bytes;"
+          + " %d single-call renewals -> %d listings, %d bytes on the wire (gzip); one listing is"
+          + " %d bytes of JSON (%d per key)%n", names.size(), batchRequests, batchBytes, singles,
+          singleRequests, singleBytes, plain, plain / names.size());
+      subs.forEach(LeaseStore.Subscription::close);
+      holder.releaseAll(names, a);
+    }
+  }
 }
