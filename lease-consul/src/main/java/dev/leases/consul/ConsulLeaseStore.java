@@ -129,7 +129,13 @@ import org.slf4j.LoggerFactory;
  *       After that point Consul may keep the session for up to one more TTL (it invalidates
  *       {@code 2 x TTL} after the last renewal it saw); until it does the lease stays HELD, with
  *       {@code remaining} counting to that later bound. Which state a lease is in is never decided
- *       by a clock: only by Consul's session.
+ *       by a clock: only by Consul's session. The stamp is the last single call's: renewals by
+ *       batch ({@link #acquireOrRenewAll}) do not rewrite keys, so a name renewed only by batches
+ *       (a {@code LeaseGroup}'s) soon reads as overdue, {@code remaining} one second ("look
+ *       again"), while it is HELD. Not fixed on purpose: a stamp per session written each batch
+ *       round would turn the round's read into a Raft write and end every prefix release watch
+ *       (see {@link #onRelease}) once per round with a full listing; followers should rely on the
+ *       release hints rather than on that estimate.
  *   <li>EXPIRED: the key is unlocked but its record says "held" — Consul invalidated the session
  *       (TTL) and released the lock, and nobody has taken it. {@code expiredAt} is the stamp plus
  *       the TTL (an estimate, as above).

@@ -26,8 +26,29 @@ class ConsulReleaseWatchScaleTest {
 
   private static final Duration TTL = Duration.ofSeconds(60);
 
-  private static String prefix() {
-    return "tests/watch-" + UUID.randomUUID();
+  /**
+   * A holder's store straight on the agent and a follower's through the proxy, on a key prefix of
+   * their own.
+   */
+  private static final class Stores implements AutoCloseable {
+    final CountingHttpProxy proxy;
+    final ConsulLeaseStore holder;
+    final ConsulLeaseStore follower;
+
+    Stores(String url) throws java.io.IOException {
+      String prefix = "tests/watch-" + UUID.randomUUID();
+      proxy = new CountingHttpProxy(url);
+      holder = ConsulLeaseStore.builder(url).keyPrefix(prefix).callTimeout(Duration.ofSeconds(30))
+          .build();
+      follower = ConsulLeaseStore.builder(proxy.url()).keyPrefix(prefix).build();
+    }
+
+    @Override
+    public void close() {
+      follower.close();
+      holder.close();
+      proxy.close();
+    }
   }
 
   private static List<String> names(int n) {
@@ -42,13 +63,11 @@ class ConsulReleaseWatchScaleTest {
   void twoThousandWatchedNamesKeepAFewRequestsAndThreadsAndEveryReleaseStillFires()
       throws Exception {
     String url = ConsulServers.sharedUrl();
-    String prefix = prefix();
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-    try (CountingHttpProxy proxy = new CountingHttpProxy(url);
-        ConsulLeaseStore holder = ConsulLeaseStore.builder(url).keyPrefix(prefix)
-            .callTimeout(Duration.ofSeconds(30)).build();
-        ConsulLeaseStore follower = ConsulLeaseStore.builder(proxy.url()).keyPrefix(prefix)
-            .build()) {
+    try (Stores stores = new Stores(url)) {
+      CountingHttpProxy proxy = stores.proxy;
+      ConsulLeaseStore holder = stores.holder;
+      ConsulLeaseStore follower = stores.follower;
       List<String> names = names(2000);
       HolderId a = HolderId.generate();
       assertThat(holder.acquireOrRenewAll(names, a, TTL).values())
@@ -131,12 +150,10 @@ class ConsulReleaseWatchScaleTest {
   @Test
   void batchRenewalsCostThePrefixWatchNothingAndSingleCallsCostAListingEach() throws Exception {
     String url = ConsulServers.sharedUrl();
-    String prefix = prefix();
-    try (CountingHttpProxy proxy = new CountingHttpProxy(url);
-        ConsulLeaseStore holder = ConsulLeaseStore.builder(url).keyPrefix(prefix)
-            .callTimeout(Duration.ofSeconds(30)).build();
-        ConsulLeaseStore follower = ConsulLeaseStore.builder(proxy.url()).keyPrefix(prefix)
-            .build()) {
+    try (Stores stores = new Stores(url)) {
+      CountingHttpProxy proxy = stores.proxy;
+      ConsulLeaseStore holder = stores.holder;
+      ConsulLeaseStore follower = stores.follower;
       List<String> names = names(1000);
       HolderId a = HolderId.generate();
       holder.acquireOrRenewAll(names, a, TTL);
@@ -165,7 +182,7 @@ class ConsulReleaseWatchScaleTest {
           .until(() -> proxy.inFlight() == 1);
       long singleRequests = proxy.requests() - requests;
       long singleBytes = proxy.answerBytes() - bytes;
-      int plain = RawHttp.get(url, "/v1/kv/" + prefix + "/?recurse").toString().length();
+      int plain = RawHttp.get(url, "/v1/kv/" + holder.keyPrefix() + "/?recurse").toString().length();
       System.out.printf("BUSY prefix of %d keys watched: 5 batch rounds -> %d listings, %d bytes;"
           + " %d single-call renewals -> %d listings, %d bytes on the wire (gzip); one listing is"
           + " %d bytes of JSON (%d per key)%n", names.size(), batchRequests, batchBytes, singles,
