@@ -32,7 +32,10 @@ import org.slf4j.LoggerFactory;
  *       store keeps at most two requests open for its hints, however many names it watches (the
  *       agent refuses more than {@code http_max_conns_per_client}, 200 by default, from one
  *       address; one query per name also cost one HTTP thread each). It goes back to one query per
- *       name when {@value #PER_KEY_BACK} or fewer are left.
+ *       name when {@value #PER_KEY_BACK} or fewer are left. The queries of the mode left behind
+ *       that are already waiting at Consul stay open until their wait ends (at most
+ *       {@value #PER_KEY_MAX} of them, at most {@value #WAIT_SECONDS} s; the client cannot cancel
+ *       them), their answers ignored.
  * </ul>
  * A listener fires when its key is seen unlocked after it was seen locked (a release, a session
  * invalidated by its TTL, an out-of-band delete), or when an unlocked key changed between two
