@@ -231,6 +231,43 @@ final class ConsulCalls {
     }
   }
 
+  /**
+   * Starts {@code task} on another thread of the pool, under the deadline of the operation running
+   * on this thread (which must be one of this pool's); null when the pool cannot take it now. The
+   * caller then either {@link #unfork}s it (and does the work itself) or {@link #join}s it.
+   */
+  Future<?> fork(Callable<?> task) {
+    Deadline d = CURRENT.get();
+    try {
+      return pool.submit(() -> d == null ? task.call() : d.runOnThisThread(task));
+    } catch (RejectedExecutionException e) {
+      return null;
+    }
+  }
+
+  /** True if {@code forked} had not started: it never will. */
+  boolean unfork(Future<?> forked) {
+    return pool.remove((Runnable) forked);
+  }
+
+  /**
+   * Waits for {@code forked} to end, at most this operation's remaining time; its failure is not
+   * rethrown (the task reports its outcome itself).
+   */
+  void join(Future<?> forked) {
+    try {
+      forked.get(Math.max(1, remainingNanos()), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException | java.util.concurrent.CancellationException e) {
+      // reported by the task
+    } catch (TimeoutException e) {
+      throw new LeaseStoreUnavailableException("a part of this call did not end within its"
+          + " deadline; the outcome is unknown", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LeaseStoreUnavailableException("interrupted; the outcome is unknown", e);
+    }
+  }
+
   private void abandon(Deadline d, Future<?> future) {
     d.abandon();
     pool.remove((Runnable) future); // still queued: never runs

@@ -68,7 +68,9 @@ import org.slf4j.LoggerFactory;
  *       {@code check-not-exists} (or {@code delete-cas} of the unlocked key at the index just read)
  *       followed by {@code lock}; the key is therefore created afresh by every new tenure. Locking
  *       a key does not extend a session, so the call also renews the session (or reuses a renewal
- *       sent after it started) and the grant lasts the TTL from when that renewal was sent. A
+ *       sent after it started) and the grant lasts the TTL from when that renewal was sent. On an
+ *       existing session the renewal and the transaction are sent in parallel (see
+ *       {@code startTenure} for why that is sound), so a new tenure costs one round trip. A
  *       holder with a session tries a name it does not hold without reading it first; a lost race
  *       rolls the transaction back and the call returns empty.
  *   <li><b>Renew</b> renews the session — one request for every renewal of this store that started
@@ -127,7 +129,13 @@ import org.slf4j.LoggerFactory;
  *       After that point Consul may keep the session for up to one more TTL (it invalidates
  *       {@code 2 x TTL} after the last renewal it saw); until it does the lease stays HELD, with
  *       {@code remaining} counting to that later bound. Which state a lease is in is never decided
- *       by a clock: only by Consul's session.
+ *       by a clock: only by Consul's session. The stamp is the last single call's: renewals by
+ *       batch ({@link #acquireOrRenewAll}) do not rewrite keys, so a name renewed only by batches
+ *       (a {@code LeaseGroup}'s) soon reads as overdue, {@code remaining} one second ("look
+ *       again"), while it is HELD. Not fixed on purpose: a stamp per session written each batch
+ *       round would turn the round's read into a Raft write and end every prefix release watch
+ *       (see {@link #onRelease}) once per round with a full listing; followers should rely on the
+ *       release hints rather than on that estimate.
  *   <li>EXPIRED: the key is unlocked but its record says "held" — Consul invalidated the session
  *       (TTL) and released the lock, and nobody has taken it. {@code expiredAt} is the stamp plus
  *       the TTL (an estimate, as above).
@@ -391,8 +399,10 @@ public final class ConsulLeaseStore implements LeaseStore {
    * larger token; if another session holds the key, the answer is empty without any write.
    *
    * <p>Costs: a renewal is a session renewal (or one that another call of this store sent after
-   * this call started: concurrent renewals of one session share it) and one transaction; a new
-   * tenure on a live shared session the same renewal and one transaction; a refusal one read more.
+   * this call started: concurrent renewals of one session share it) and then one transaction —
+   * two round trips, since the check that the key is still locked by the session must follow the
+   * renewal; a new tenure on a live shared session the same renewal and one transaction sent in
+   * parallel — one round trip; a refusal one read more.
    *
    * <p>Races: two contenders for a free lease both send their transaction; Consul applies one and
    * rolls the other back (that caller gets empty). The grant's {@code expiresAt} is the time the
@@ -482,6 +492,14 @@ public final class ConsulLeaseStore implements LeaseStore {
    * read, then {@code lock}. Empty when Consul rolled it back (someone else changed the key);
    * {@code last} says whether this is the call's last attempt (then a session left without names
    * is destroyed).
+   *
+   * <p>On a session that already exists, the session renewal the grant rests on and the lock
+   * transaction are sent in parallel. That is sound: the renewal is still sent after this call
+   * started, and the grant's expiry is counted from the time its request was prepared, which is
+   * no later than when it was sent; the lock holds from its commit until Consul invalidates the
+   * session, which — since the renewal found the session alive — is not before that expiry; and if
+   * the session ended first, the renewal answers "unknown session" and nothing is granted (a lock
+   * on an ended session fails, or was undone by Consul when it invalidated the session).
    */
   private Optional<LeaseGrant> startTenure(Tenant t, String key, Optional<Value> current,
       Duration ttl, long started, boolean last) {
@@ -489,21 +507,80 @@ public final class ConsulLeaseStore implements LeaseStore {
     if (stale != null) {
       detach(t, stale, false);
     }
-    Renewed live = sharedSession(t.holder(), ttl, started, List.of(t.name()));
-    Tenure tenure = new Tenure(live.session(), 0);
-    // Remembered before the transaction: if its outcome is unknown, a retry renews this tenure.
-    tenures.put(t, tenure);
-    LeaseRecord record = new LeaseRecord(LeaseRecord.State.HELD, t.holder(), live.session().id,
-        live.ttl(), live.sentMillis());
-    Optional<Value> locked = transact(guard(key, current == null ? null : current.orElse(null)),
-        lock(key, live.session().id, record));
-    if (locked.isEmpty()) { // someone else changed the key since we read it
-      detach(t, tenure, last);
-      return Optional.empty();
+    Operation guard = guard(key, current == null ? null : current.orElse(null));
+    for (int attempt = 0; attempt < 3; attempt++) {
+      Pending p = sharedSession(t.holder(), ttl, started, List.of(t.name()));
+      Session s = p.session();
+      Tenure tenure = new Tenure(s, 0);
+      // Remembered before the transaction: if its outcome is unknown, a retry renews this tenure.
+      tenures.put(t, tenure);
+      LeaseRecord record = new LeaseRecord(LeaseRecord.State.HELD, t.holder(), s.id, s.ttl,
+          p.renewal().sentMillis());
+      InParallel renewal = new InParallel(p);
+      Optional<Value> locked;
+      try {
+        locked = transact(guard, lock(key, s.id, record));
+      } catch (RuntimeException e) {
+        renewal.abandon(e);
+        throw e;
+      }
+      Optional<Renewed> live = renewal.finish();
+      if (live.isEmpty()) { // the session ended: whatever the transaction did, Consul undid
+        if (locked.isPresent()) {
+          return Optional.empty();
+        }
+        continue; // rolled back, perhaps only because the session had ended: on a new one
+      }
+      if (locked.isEmpty()) { // someone else changed the key since we read it
+        detach(t, tenure, last);
+        return Optional.empty();
+      }
+      long token = locked.get().getCreateIndex();
+      tenures.replace(t, tenure, new Tenure(s, token));
+      return Optional.of(grant(t, token, live.get()));
     }
-    long token = locked.get().getCreateIndex();
-    tenures.replace(t, tenure, new Tenure(live.session(), token));
-    return Optional.of(grant(t, token, live));
+    throw sessionKeptEnding(ttl);
+  }
+
+  private static LeaseStoreUnavailableException sessionKeptEnding(Duration ttl) {
+    return new LeaseStoreUnavailableException("the holder's Consul session for " + ttl + " ended"
+        + " three times while this call started a tenure on it; try again", null);
+  }
+
+  /**
+   * The renewal of a {@link Pending} that this call sends, sent on another of the store's threads
+   * while this one sends the lock transaction; here if no thread is free.
+   */
+  private final class InParallel {
+    private final Pending pending;
+    private final java.util.concurrent.Future<?> forked;
+
+    InParallel(Pending pending) {
+      this.pending = pending;
+      this.forked = pending.send()
+          ? calls.fork(() -> send(pending.session(), pending.renewal())) : null;
+    }
+
+    /** The renewal's outcome (sending it now if no other thread took it). */
+    Optional<Renewed> finish() {
+      boolean here = pending.send() && (forked == null || calls.unfork(forked));
+      if (pending.send() && !here) {
+        calls.join(forked);
+        if (!pending.renewal().answer().isDone()) { // the other thread found the deadline passed
+          pending.renewal().answer().completeExceptionally(new LeaseStoreUnavailableException(
+              "the renewal of session " + pending.session().id + " was not sent before the"
+              + " call's deadline", null));
+        }
+      }
+      return finishRenewal(new Pending(pending.session(), pending.renewal(), here));
+    }
+
+    /** The call failed: a renewal it never sent must not keep other calls waiting. */
+    void abandon(RuntimeException cause) {
+      if (pending.send() && (forked == null || calls.unfork(forked))) {
+        pending.renewal().answer().completeExceptionally(cause);
+      }
+    }
   }
 
   /** {@code check-not-exists} for an absent key, else {@code delete-cas} at its index. */
@@ -515,11 +592,32 @@ public final class ConsulLeaseStore implements LeaseStore {
   }
 
   /**
+   * A session renewal that a call rests on: sent after the call started by another call (in flight
+   * or answered; also the session's creation), or — {@code send} — prepared for this call to send.
+   */
+  private record Pending(Session session, Renewal renewal, boolean send) {}
+
+  /**
    * The holder's shared session for {@code ttl}, created if there is none (or it ended), with
    * {@code names} attached, and a renewal of it sent after {@code started} (its creation counts):
    * locking a key does not extend a session, so a new tenure needs one too.
    */
-  private Renewed sharedSession(HolderId holder, Duration ttl, long started,
+  private Renewed liveSharedSession(HolderId holder, Duration ttl, long started,
+      Collection<String> names) {
+    for (int attempt = 0; attempt < 3; attempt++) {
+      Optional<Renewed> r = finishRenewal(sharedSession(holder, ttl, started, names));
+      if (r.isPresent()) {
+        return r.get();
+      }
+    }
+    throw sessionKeptEnding(ttl);
+  }
+
+  /**
+   * The holder's shared session for {@code ttl}, created if there is none (or it ended), with
+   * {@code names} attached, and the renewal to rest on, yet to be sent or awaited.
+   */
+  private Pending sharedSession(HolderId holder, Duration ttl, long started,
       Collection<String> names) {
     SessionKey k = new SessionKey(holder, ttl);
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -540,17 +638,12 @@ public final class ConsulLeaseStore implements LeaseStore {
           }
         }
       }
-      if (!s.attach(names)) {
-        shared.remove(k, s); // ended (destroyed or invalidated): make a new one
-        continue;
+      if (s.attach(names)) {
+        return prepareRenewal(s, started);
       }
-      Optional<Renewed> r = renewSession(s, started);
-      if (r.isPresent()) {
-        return r.get();
-      }
+      shared.remove(k, s); // ended (destroyed or invalidated): make a new one
     }
-    throw new LeaseStoreUnavailableException("the holder's Consul session for " + ttl + " ended"
-        + " three times while this call started a tenure on it; try again", null);
+    throw sessionKeptEnding(ttl);
   }
 
   /**
@@ -560,42 +653,54 @@ public final class ConsulLeaseStore implements LeaseStore {
    * tenure on it is then over.
    */
   private Optional<Renewed> renewSession(Session s, long started) {
-    Renewal r;
-    boolean send = false;
+    return finishRenewal(prepareRenewal(s, started));
+  }
+
+  /** The renewal of {@code s} to rest on: one sent after {@code started}, or a new one to send. */
+  private static Pending prepareRenewal(Session s, long started) {
     synchronized (s) {
-      r = s.latest;
-      if (r == null || r.sentNanos() - started < 0 || r.answer().isCompletedExceptionally()) {
-        ConsulCalls.ensureLive();
-        r = new Renewal(System.nanoTime(), System.currentTimeMillis(), new CompletableFuture<>());
-        s.latest = r;
-        send = true;
+      Renewal r = s.latest;
+      if (r != null && r.sentNanos() - started >= 0 && !r.answer().isCompletedExceptionally()) {
+        return new Pending(s, r, false);
       }
+      ConsulCalls.ensureLive();
+      r = new Renewal(System.nanoTime(), System.currentTimeMillis(), new CompletableFuture<>());
+      s.latest = r;
+      return new Pending(s, r, true);
     }
-    Optional<Duration> answer;
-    if (send) {
-      try {
-        answer = sessions.renewSession(s.id)
-            .map(info -> info.getTtl().flatMap(GoDuration::parse).orElse(s.ttl));
-      } catch (ConsulException e) {
-        if (e.getCode() != 404) {
-          r.answer().completeExceptionally(e);
-          throw e;
-        }
-        answer = Optional.empty();
-      } catch (RuntimeException e) {
-        r.answer().completeExceptionally(e);
-        throw e;
-      }
-      r.answer().complete(answer);
-    } else {
-      answer = await(r.answer(), "renewal of session " + s.id);
-    }
+  }
+
+  /** Sends the pending renewal (or awaits it); empty, and its tenures ended, if {@code s} ended. */
+  private Optional<Renewed> finishRenewal(Pending p) {
+    Session s = p.session();
+    Optional<Duration> answer = p.send() ? send(s, p.renewal())
+        : await(p.renewal().answer(), "renewal of session " + s.id);
     if (answer.isEmpty()) {
       sessionEnded(s);
       return Optional.empty();
     }
     s.ttl = answer.get();
-    return Optional.of(new Renewed(s, r.sentMillis(), answer.get()));
+    return Optional.of(new Renewed(s, p.renewal().sentMillis(), answer.get()));
+  }
+
+  /** Sends renewal {@code r} of {@code s} and completes its answer (empty: Consul ended it). */
+  private Optional<Duration> send(Session s, Renewal r) {
+    Optional<Duration> answer;
+    try {
+      answer = sessions.renewSession(s.id)
+          .map(info -> info.getTtl().flatMap(GoDuration::parse).orElse(s.ttl));
+    } catch (ConsulException e) {
+      if (e.getCode() != 404) {
+        r.answer().completeExceptionally(e);
+        throw e;
+      }
+      answer = Optional.empty();
+    } catch (RuntimeException e) {
+      r.answer().completeExceptionally(e);
+      throw e;
+    }
+    r.answer().complete(answer);
+    return answer;
   }
 
   private <T> T await(CompletableFuture<T> f, String what) {
@@ -799,7 +904,7 @@ public final class ConsulLeaseStore implements LeaseStore {
   private List<String> startTenures(List<String> fresh, Map<String, Value> current,
       HolderId holder, Duration ttl, long started, Map<String, AcquireResult> results)
       throws Exception {
-    Renewed live = sharedSession(holder, ttl, started, fresh);
+    Renewed live = liveSharedSession(holder, ttl, started, fresh);
     String session = live.session().id;
     String record = new LeaseRecord(LeaseRecord.State.HELD, holder, session, live.ttl(),
         live.sentMillis()).encode();
@@ -1208,8 +1313,12 @@ public final class ConsulLeaseStore implements LeaseStore {
 
   /**
    * Runs {@code listener} when {@code name}'s key is seen unlocked after being locked (a release, a
-   * session invalidated by Consul, an out-of-band delete), watched with a blocking query per name.
-   * It runs on the Consul client's HTTP callback thread and must return quickly.
+   * session invalidated by Consul, an out-of-band delete), watched with Consul blocking queries:
+   * one per name while a store watches up to eight names, one over the store's whole key prefix
+   * when it watches more (so a store keeps at most two requests open for its hints, however many
+   * names it watches; every write under the prefix then returns the listing to it — see
+   * {@code ReleaseWatches} for that cost). It runs on the Consul client's HTTP callback thread and
+   * must return quickly.
    *
    * <p>Races, stated plainly: the hint says the lease <em>was</em> free a moment ago; another
    * contender may have taken it by the time the listener runs. Hints can be lost (while the agent is

@@ -29,6 +29,11 @@ final class CountingHttpProxy implements AutoCloseable {
   });
   private final String target;
   private final AtomicLong requests = new AtomicLong();
+  private final AtomicLong bytes = new AtomicLong();
+  private final java.util.concurrent.atomic.AtomicInteger inFlight =
+      new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicInteger maxInFlight =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   CountingHttpProxy(String target) throws IOException {
     this.target = target;
@@ -46,8 +51,31 @@ final class CountingHttpProxy implements AutoCloseable {
     return requests.get();
   }
 
+  /** Bytes of the answers forwarded so far (bodies only). */
+  long answerBytes() {
+    return bytes.get();
+  }
+
+  /**
+   * Requests being forwarded now (at most the proxy's 16 threads; more wait for one). A blocking
+   * query counts while Consul holds it.
+   */
+  int inFlight() {
+    return inFlight.get();
+  }
+
+  /** The most requests in flight at once since the last {@link #resetMaxInFlight()}. */
+  int maxInFlight() {
+    return maxInFlight.get();
+  }
+
+  void resetMaxInFlight() {
+    maxInFlight.set(inFlight.get());
+  }
+
   private void forward(HttpExchange ex) throws IOException {
     requests.incrementAndGet();
+    maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
     try (ex) {
       HttpURLConnection c = (HttpURLConnection) new URL(target + ex.getRequestURI()).openConnection();
       c.setRequestMethod(ex.getRequestMethod());
@@ -79,6 +107,9 @@ final class CountingHttpProxy implements AutoCloseable {
       if (answer.length > 0) {
         ex.getResponseBody().write(answer);
       }
+      bytes.addAndGet(answer.length);
+    } finally {
+      inFlight.decrementAndGet();
     }
   }
 
