@@ -38,7 +38,7 @@ class DocCommentsTest {
 
   static final List<String> MODULES = List.of("lease-api", "lease-tck", "lease-micrometer",
       "lease-spring-boot-autoconfigure", "lease-redis", "lease-cli", "lease-postgres",
-      "lease-etcd");
+      "lease-etcd", "lease-consul");
 
   @Test
   void everyPublicTypeMemberAndPackageOfTheLibraryHasADocComment() throws IOException {

@@ -372,6 +372,7 @@ public final class ConsulLeaseStore implements LeaseStore {
       return this;
     }
 
+    /** The store; see the class comment for what it does on first use. */
     public ConsulLeaseStore build() {
       if (options.client != null) {
         return new ConsulLeaseStore(this, options.client, false, null);

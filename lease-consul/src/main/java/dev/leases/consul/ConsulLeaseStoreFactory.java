@@ -16,11 +16,16 @@ import java.util.Map;
  */
 public final class ConsulLeaseStoreFactory implements LeaseStoreFactory {
 
+  /** Setting: the agent's HTTP URL (required). */
   public static final String URL = ClientOptions.URL;
+  /** Setting: the key prefix. */
   public static final String KEY_PREFIX = ClientOptions.KEY_PREFIX;
+  /** Setting: the call timeout in milliseconds. */
   public static final String CALL_TIMEOUT_MS = ClientOptions.CALL_TIMEOUT_MS;
+  /** Setting: the ACL token. */
   public static final String ACL_TOKEN = ClientOptions.ACL_TOKEN;
 
+  /** A factory; it keeps no state. */
   public ConsulLeaseStoreFactory() {}
 
   @Override

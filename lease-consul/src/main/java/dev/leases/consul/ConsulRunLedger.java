@@ -540,6 +540,7 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
       return this;
     }
 
+    /** The ledger. */
     public ConsulRunLedger build() {
       if (options.client != null) {
         return new ConsulRunLedger(this, options.client, false);

@@ -17,6 +17,7 @@ import java.util.Map;
  */
 public final class ConsulRunLedgerFactory implements RunLedgerFactory {
 
+  /** A factory; it keeps no state. */
   public ConsulRunLedgerFactory() {}
 
   @Override
