@@ -9,9 +9,6 @@ import dev.leases.tck.servers.LocalProcessServer;
 import dev.leases.tck.servers.LocalServers;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -42,28 +39,10 @@ class BackendExamplesTest {
     }
   }
 
-  private static String run(ThrowingMain main) throws Exception {
-    PrintStream original = System.out;
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-    try {
-      main.run();
-    } finally {
-      System.setOut(original);
-    }
-    String out = bytes.toString(StandardCharsets.UTF_8);
-    original.print(out);
-    return out;
-  }
-
-  private interface ThrowingMain {
-    void run() throws Exception;
-  }
-
   @Test
   void theRedisLeaderWritesThroughTheFenceAndAnOlderTokenIsRefused() throws Exception {
     String uri = "redis://127.0.0.1:" + redis.port() + "/0";
-    String out = run(() -> RedisFencedLeader.main(new String[] {uri}));
+    String out = ProgramOutput.of(() -> RedisFencedLeader.main(new String[] {uri}));
     Matcher m = Pattern.compile("leader with token ([1-9][0-9]*): wrote cache:warm-state")
         .matcher(out);
     assertThat(m.find()).as("the example's output: %s", out).isTrue();
@@ -85,7 +64,7 @@ class BackendExamplesTest {
   @Test
   void theEtcdFollowerTakesOverAfterTheLeadersReleaseWithALargerToken() throws Exception {
     String endpoints = "http://127.0.0.1:" + etcd.port();
-    String out = run(() -> EtcdFailover.main(new String[] {endpoints}));
+    String out = ProgramOutput.of(() -> EtcdFailover.main(new String[] {endpoints}));
     Matcher m = Pattern.compile("a led with token ([1-9][0-9]*); b took over with token"
         + " ([1-9][0-9]*), [0-9]+ ms after a's release").matcher(out);
     assertThat(m.find()).as("the example's output: %s", out).isTrue();

@@ -3,9 +3,6 @@ package dev.leases.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.leases.postgres.PostgresServers;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -25,24 +22,6 @@ class ExamplesTest {
     }
   }
 
-  private static String run(ThrowingMain main) throws Exception {
-    PrintStream original = System.out;
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-    try {
-      main.run();
-    } finally {
-      System.setOut(original);
-    }
-    String out = bytes.toString(StandardCharsets.UTF_8);
-    original.print(out);
-    return out;
-  }
-
-  private interface ThrowingMain {
-    void run() throws Exception;
-  }
-
   private static long count(String sql) throws Exception {
     try (Connection c = PostgresServers.connect(); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery(sql)) {
@@ -55,8 +34,8 @@ class ExamplesTest {
   void theNightlyJobRunsOncePerDayHoweverOftenItIsFired() throws Exception {
     String day = "2026-12-01-" + UUID.randomUUID();
     String url = PostgresServers.url();
-    String first = run(() -> NightlyInvoiceRun.main(new String[] {url, day}));
-    String second = run(() -> NightlyInvoiceRun.main(new String[] {url, day}));
+    String first = ProgramOutput.of(() -> NightlyInvoiceRun.main(new String[] {url, day}));
+    String second = ProgramOutput.of(() -> NightlyInvoiceRun.main(new String[] {url, day}));
     assertThat(first).startsWith("Completed[");
     assertThat(second).startsWith("AlreadyCompleted[");
     assertThat(count("SELECT count(*) FROM invoice_runs WHERE day = '" + day + "'")).isOne();
@@ -65,7 +44,7 @@ class ExamplesTest {
   @Test
   void theQuickStartLeadsAndWritesThroughTheFence() throws Exception {
     String url = PostgresServers.url();
-    String out = run(() -> QuickStart.main(new String[] {url}));
+    String out = ProgramOutput.of(() -> QuickStart.main(new String[] {url}));
     assertThat(out).containsPattern("leader with token [1-9][0-9]*: updated 1 row\\(s\\)");
     assertThat(count("SELECT count(*) FROM export_state WHERE last_run_at IS NOT NULL")).isOne();
   }
