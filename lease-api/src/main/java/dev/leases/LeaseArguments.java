@@ -30,8 +30,8 @@ public final class LeaseArguments {
   }
 
   /**
-   * Checks the names of one batch call ({@link LeaseStore#acquireOrRenewAll},
-   * {@link LeaseStore#releaseAll}) before anything is sent: at most
+   * Checks the names and the holder of one batch call ({@link LeaseStore#acquireOrRenewAll},
+   * {@link LeaseStore#releaseAll}) before anything is sent: the holder not null; at most
    * {@value LeaseStore#MAX_BATCH_SIZE} names, each valid as for {@link #requireName}, none repeated
    * (a result map holds one outcome per name, so a repeat is refused rather than silently merged).
    * An empty collection is allowed.
@@ -39,8 +39,9 @@ public final class LeaseArguments {
    * @return the names in the caller's iteration order, copied: changing the collection afterwards
    *     changes nothing
    */
-  public static List<String> requireNames(Collection<String> names) {
+  public static List<String> requireNames(Collection<String> names, HolderId holder) {
     Objects.requireNonNull(names, "names must not be null");
+    Objects.requireNonNull(holder, "holder must not be null");
     if (names.size() > LeaseStore.MAX_BATCH_SIZE) {
       throw new IllegalArgumentException("a batch of " + names.size() + " names is above the limit of "
           + LeaseStore.MAX_BATCH_SIZE + " (LeaseStore.MAX_BATCH_SIZE); split it into calls of at most "

@@ -6,7 +6,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -101,8 +100,7 @@ public interface LeaseStore extends AutoCloseable {
    */
   default Map<String, AcquireResult> acquireOrRenewAll(
       Collection<String> names, HolderId holder, Duration ttl) {
-    List<String> checked = LeaseArguments.requireNames(names);
-    Objects.requireNonNull(holder, "holder must not be null");
+    List<String> checked = LeaseArguments.requireNames(names, holder);
     ttlRange().check(ttl);
     Map<String, AcquireResult> results = new LinkedHashMap<>();
     for (String name : checked) {
@@ -123,8 +121,7 @@ public interface LeaseStore extends AutoCloseable {
    * @throws LeaseStoreUnavailableException when the outcome of the whole batch is unknown
    */
   default Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
-    List<String> checked = LeaseArguments.requireNames(names);
-    Objects.requireNonNull(holder, "holder must not be null");
+    List<String> checked = LeaseArguments.requireNames(names, holder);
     Map<String, Boolean> results = new LinkedHashMap<>();
     for (String name : checked) {
       results.put(name, release(name, holder));

@@ -276,8 +276,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   @Override
   public Map<String, AcquireResult> acquireOrRenewAll(Collection<String> names, HolderId holder,
       Duration ttl) {
-    List<String> checked = LeaseArguments.requireNames(names);
-    Objects.requireNonNull(holder, "holder must not be null");
+    List<String> checked = LeaseArguments.requireNames(names, holder);
     TTL_RANGE.check(ttl);
     ensureOpen();
     if (checked.isEmpty()) {
@@ -769,8 +768,7 @@ public final class EtcdLeaseStore implements LeaseStore {
    */
   @Override
   public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
-    List<String> checked = LeaseArguments.requireNames(names);
-    Objects.requireNonNull(holder, "holder must not be null");
+    List<String> checked = LeaseArguments.requireNames(names, holder);
     ensureOpen();
     if (checked.isEmpty()) {
       return Map.of();

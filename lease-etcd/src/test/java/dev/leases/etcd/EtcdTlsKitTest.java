@@ -1,5 +1,6 @@
 package dev.leases.etcd;
 
+import dev.leases.tck.servers.TestCertificates;
 import dev.leases.LeaseStore;
 import dev.leases.tck.process.StoreRecipe;
 import io.etcd.jetcd.Client;
@@ -26,7 +27,7 @@ class EtcdTlsKitTest extends EtcdKit {
 
   private static EtcdLeaseStore.Builder builder(String endpoint) {
     return EtcdLeaseStore.builder(endpoint).keyPrefix(prefix)
-        .tls(etcd.certs.ca, etcd.certs.clientCert, etcd.certs.clientKey);
+        .tls(etcd.certs.ca(), etcd.certs.clientCert(), etcd.certs.clientKey());
   }
 
   @Override
@@ -49,9 +50,9 @@ class EtcdTlsKitTest extends EtcdKit {
     return new StoreRecipe(EtcdLeaseStoreFactory.class, Map.of(
         EtcdLeaseStoreFactory.ENDPOINTS, etcd.endpoint,
         EtcdLeaseStoreFactory.KEY_PREFIX, prefix,
-        EtcdLeaseStoreFactory.TRUST_CERT_FILE, etcd.certs.ca.toString(),
-        EtcdLeaseStoreFactory.CLIENT_CERT_FILE, etcd.certs.clientCert.toString(),
-        EtcdLeaseStoreFactory.CLIENT_KEY_FILE, etcd.certs.clientKey.toString()));
+        EtcdLeaseStoreFactory.TRUST_CERT_FILE, etcd.certs.ca().toString(),
+        EtcdLeaseStoreFactory.CLIENT_CERT_FILE, etcd.certs.clientCert().toString(),
+        EtcdLeaseStoreFactory.CLIENT_KEY_FILE, etcd.certs.clientKey().toString()));
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.leases.etcd;
 
+import dev.leases.tck.servers.TestCertificates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -44,16 +45,16 @@ class EtcdTlsTest {
   @Test
   void aServerCertificateFromAnotherAuthorityFailsFastAndSaysSo() {
     failsFastWith(EtcdLeaseStore.builder(etcd.endpoint).callTimeout(LONG_TIMEOUT)
-        .tls(etcd.certs.wrongCa, etcd.certs.clientCert, etcd.certs.clientKey).build(),
+        .tls(etcd.certs.wrongCa(), etcd.certs.clientCert(), etcd.certs.clientKey()).build(),
         "TLS handshake", "was not sent", "trust certificate", etcd.endpoint);
   }
 
   @Test
   void aClientWithoutACertificateOrWithAnUntrustedOneFailsFast() {
     failsFastWith(EtcdLeaseStore.builder(etcd.endpoint).callTimeout(LONG_TIMEOUT)
-        .tls(etcd.certs.ca).build(), "client certificate");
+        .tls(etcd.certs.ca()).build(), "client certificate");
     failsFastWith(EtcdLeaseStore.builder(etcd.endpoint).callTimeout(LONG_TIMEOUT)
-        .tls(etcd.certs.ca, etcd.certs.wrongClientCert, etcd.certs.wrongClientKey).build(),
+        .tls(etcd.certs.ca(), etcd.certs.wrongClientCert(), etcd.certs.wrongClientKey()).build(),
         "client certificate");
   }
 
@@ -62,14 +63,14 @@ class EtcdTlsTest {
     String name = SecureEtcd.random("tls-ok-");
     try (LeaseStore store = new EtcdLeaseStoreFactory().open(Map.of(
         EtcdLeaseStoreFactory.ENDPOINTS, etcd.endpoint,
-        EtcdLeaseStoreFactory.TRUST_CERT_FILE, etcd.certs.ca.toString(),
-        EtcdLeaseStoreFactory.CLIENT_CERT_FILE, etcd.certs.clientCert.toString(),
-        EtcdLeaseStoreFactory.CLIENT_KEY_FILE, etcd.certs.clientKey.toString()));
+        EtcdLeaseStoreFactory.TRUST_CERT_FILE, etcd.certs.ca().toString(),
+        EtcdLeaseStoreFactory.CLIENT_CERT_FILE, etcd.certs.clientCert().toString(),
+        EtcdLeaseStoreFactory.CLIENT_KEY_FILE, etcd.certs.clientKey().toString()));
         EtcdRunLedger ledger = new EtcdRunLedgerFactory().open(Map.of(
             EtcdLeaseStoreFactory.ENDPOINTS, etcd.endpoint,
-            EtcdLeaseStoreFactory.TRUST_CERT_FILE, etcd.certs.ca.toString(),
-            EtcdLeaseStoreFactory.CLIENT_CERT_FILE, etcd.certs.clientCert.toString(),
-            EtcdLeaseStoreFactory.CLIENT_KEY_FILE, etcd.certs.clientKey.toString()))) {
+            EtcdLeaseStoreFactory.TRUST_CERT_FILE, etcd.certs.ca().toString(),
+            EtcdLeaseStoreFactory.CLIENT_CERT_FILE, etcd.certs.clientCert().toString(),
+            EtcdLeaseStoreFactory.CLIENT_KEY_FILE, etcd.certs.clientKey().toString()))) {
       HolderId h = HolderId.generate();
       long token = store.acquireOrRenew(name, h, Duration.ofSeconds(5)).orElseThrow().token();
       ledger.complete(ledger.begin(name, "r", token, h), none -> {});
@@ -80,20 +81,20 @@ class EtcdTlsTest {
 
   @Test
   void badTlsSettingsAreRefusedUpFrontByName() throws Exception {
-    assertThatThrownBy(() -> EtcdLeaseStore.builder("http://127.0.0.1:2379").tls(etcd.certs.ca)
+    assertThatThrownBy(() -> EtcdLeaseStore.builder("http://127.0.0.1:2379").tls(etcd.certs.ca())
         .build()).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("https://");
     assertThatThrownBy(() -> EtcdLeaseStore.builder(etcd.endpoint)
-        .tls(etcd.certs.dir.resolve("missing.pem")))
+        .tls(etcd.certs.dir().resolve("missing.pem")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("missing.pem");
     assertThatThrownBy(() -> new EtcdLeaseStoreFactory().open(Map.of(
         EtcdLeaseStoreFactory.ENDPOINTS, etcd.endpoint,
-        EtcdLeaseStoreFactory.CLIENT_CERT_FILE, etcd.certs.clientCert.toString())))
+        EtcdLeaseStoreFactory.CLIENT_CERT_FILE, etcd.certs.clientCert().toString())))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("both");
     // a certificate where the key belongs: not PEM key material
     assertThatThrownBy(() -> EtcdLeaseStore.builder(etcd.endpoint)
-        .tls(etcd.certs.ca, etcd.certs.clientCert, etcd.certs.clientCert).build())
+        .tls(etcd.certs.ca(), etcd.certs.clientCert(), etcd.certs.clientCert()).build())
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PKCS#8");
-    assertThatThrownBy(() -> EtcdLeaseStore.builder(etcd.admin()).tls(etcd.certs.ca))
+    assertThatThrownBy(() -> EtcdLeaseStore.builder(etcd.admin()).tls(etcd.certs.ca()))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("your own jetcd Client");
   }
 }

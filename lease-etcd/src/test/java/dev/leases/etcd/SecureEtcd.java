@@ -1,5 +1,6 @@
 package dev.leases.etcd;
 
+import dev.leases.tck.servers.TestCertificates;
 import dev.leases.tck.servers.FreePorts;
 import dev.leases.tck.servers.LocalProcessServer;
 import dev.leases.tck.servers.LocalServers;
@@ -43,13 +44,13 @@ final class SecureEtcd {
   final LocalProcessServer server;
   final String endpoint;
   /** Set for the TLS server. */
-  final EtcdCertificates certs;
+  final TestCertificates certs;
   /** The root user's password, for the auth server. */
   final String rootPassword;
   private final int metricsPort;
   private Client admin;
 
-  private SecureEtcd(LocalProcessServer server, String endpoint, EtcdCertificates certs,
+  private SecureEtcd(LocalProcessServer server, String endpoint, TestCertificates certs,
       String rootPassword, int metricsPort) {
     this.server = server;
     this.endpoint = endpoint;
@@ -76,14 +77,14 @@ final class SecureEtcd {
 
   static synchronized SecureEtcd withMutualTls() throws Exception {
     if (tls == null) {
-      EtcdCertificates certs = EtcdCertificates.create();
-      tls = start(certs, List.of("--cert-file=" + certs.serverCert, "--key-file=" + certs.serverKey,
-          "--trusted-ca-file=" + certs.ca, "--client-cert-auth"));
+      TestCertificates certs = TestCertificates.create("leases-etcd-tls-");
+      tls = start(certs, List.of("--cert-file=" + certs.serverCert(), "--key-file=" + certs.serverKey(),
+          "--trusted-ca-file=" + certs.ca(), "--client-cert-auth"));
     }
     return tls;
   }
 
-  private static SecureEtcd start(EtcdCertificates certs, List<String> extra) throws Exception {
+  private static SecureEtcd start(TestCertificates certs, List<String> extra) throws Exception {
     Path binary = LocalProcessServer.findBinary("etcd").orElseThrow(
         () -> new AssertionError(EtcdServers.INSTALL_HINT));
     int peerPort = FreePorts.pick();
@@ -114,8 +115,8 @@ final class SecureEtcd {
     if (admin == null) {
       ClientBuilder b = Client.builder().endpoints(endpoint);
       if (certs != null) {
-        b.sslContext(GrpcSslContexts.forClient().trustManager(certs.ca.toFile())
-            .keyManager(certs.clientCert.toFile(), certs.clientKey.toFile()).build());
+        b.sslContext(GrpcSslContexts.forClient().trustManager(certs.ca().toFile())
+            .keyManager(certs.clientCert().toFile(), certs.clientKey().toFile()).build());
       } else {
         b.user(utf8("root")).password(utf8(rootPassword));
       }

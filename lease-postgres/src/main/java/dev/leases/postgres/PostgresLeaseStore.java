@@ -509,7 +509,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   @Override
   public Map<String, AcquireResult> acquireOrRenewAll(
       Collection<String> names, HolderId holder, Duration ttl) {
-    List<String> checked = LeaseArguments.requireNames(names);
+    List<String> checked = LeaseArguments.requireNames(names, holder);
     Duration granted = checkGrant(holder, ttl);
     if (checked.isEmpty()) {
       return Map.of();
@@ -573,8 +573,7 @@ public final class PostgresLeaseStore implements LeaseStore {
    */
   @Override
   public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
-    List<String> checked = LeaseArguments.requireNames(names);
-    Objects.requireNonNull(holder, "holder must not be null");
+    List<String> checked = LeaseArguments.requireNames(names, holder);
     ensureOpen();
     if (checked.isEmpty()) {
       return Map.of();

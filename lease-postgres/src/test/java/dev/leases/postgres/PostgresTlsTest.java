@@ -1,5 +1,6 @@
 package dev.leases.postgres;
 
+import dev.leases.tck.servers.TestCertificates;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -36,7 +37,7 @@ class PostgresTlsTest {
   void aWrongRootCertificateFailsWithinTheCallTimeoutSayingTheCertificateIsNotTrusted()
       throws Exception {
     TlsPostgres tls = TlsPostgres.shared();
-    String url = tls.server.url() + "&" + TlsPostgres.verifyFull(tls.certs.wrongRootCert.toString());
+    String url = tls.server.url() + "&" + TlsPostgres.verifyFull(tls.certs.wrongCa().toString());
     try (PostgresLeaseStore store = new PostgresLeaseStoreFactory().open(Map.of(
         PostgresLeaseStoreFactory.JDBC_URL, url,
         PostgresLeaseStoreFactory.CALL_TIMEOUT_MILLIS, "1000"))) {

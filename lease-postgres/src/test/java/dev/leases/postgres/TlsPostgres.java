@@ -1,5 +1,6 @@
 package dev.leases.postgres;
 
+import dev.leases.tck.servers.TestCertificates;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -25,11 +26,11 @@ final class TlsPostgres {
 
   static synchronized TlsPostgres shared() throws Exception {
     if (shared == null) {
-      TestCertificates certs = TestCertificates.create();
+      TestCertificates certs = TestCertificates.create("leases-pg-tls-");
       RestartablePostgres server = RestartablePostgres.start(Map.of(
           "ssl", "on",
-          "ssl_cert_file", certs.serverCert.toString(),
-          "ssl_key_file", certs.serverKey.toString(),
+          "ssl_cert_file", certs.serverCert().toString(),
+          "ssl_key_file", certs.serverKey().toString(),
           "password_encryption", "scram-sha-256"), dir -> {
             try {
               Files.writeString(dir.resolve("pg_hba.conf"), String.join("\n",
@@ -58,7 +59,7 @@ final class TlsPostgres {
 
   /** The superuser's URL, verifying the server's certificate and name. */
   String adminUrl() {
-    return server.url() + "&" + verifyFull(certs.rootCert.toString());
+    return server.url() + "&" + verifyFull(certs.ca().toString());
   }
 
   /** pgjdbc's parameters for full verification against {@code rootCert}. */

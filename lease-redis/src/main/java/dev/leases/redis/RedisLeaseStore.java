@@ -279,8 +279,7 @@ public final class RedisLeaseStore implements LeaseStore {
   @Override
   public Map<String, AcquireResult> acquireOrRenewAll(
       Collection<String> names, HolderId holder, Duration ttl) {
-    List<String> checked = LeaseArguments.requireNames(names);
-    Objects.requireNonNull(holder, "holder must not be null");
+    List<String> checked = LeaseArguments.requireNames(names, holder);
     TTL_RANGE.check(ttl);
     return acquire(checked, holder, ttl, false);
   }
@@ -342,8 +341,7 @@ public final class RedisLeaseStore implements LeaseStore {
    */
   @Override
   public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
-    List<String> checked = LeaseArguments.requireNames(names);
-    Objects.requireNonNull(holder, "holder must not be null");
+    List<String> checked = LeaseArguments.requireNames(names, holder);
     return release(checked, holder, false);
   }
 
