@@ -73,11 +73,7 @@ public final class FailoverWorkerMain {
     work.setDaemon(true);
     work.start();
     out.println("READY");
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null && !line.trim().equals("CLOSE")) {
-      out.println("ERROR unknown command " + line);
-    }
+    FailoverWorkerMain.awaitClose(out);
     stopping = true;
     work.join(workMs + 2000);
     loop.close();
@@ -87,6 +83,15 @@ public final class FailoverWorkerMain {
   }
 
   private static volatile boolean stopping;
+
+  /** Reads commands from standard input until {@code CLOSE} or its end; any other is an ERROR. */
+  static void awaitClose(PrintStream out) throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null && !line.trim().equals("CLOSE")) {
+      out.println("ERROR unknown command " + line);
+    }
+  }
 
   private static void work(LeaderLoop loop, Fence fence, long workMs, long rejectedPauseMs,
       PrintStream out) {

@@ -3,9 +3,7 @@ package dev.leases.benchmarks;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.tck.process.ChildArgs;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -82,11 +80,7 @@ final class PeerWorker {
       case SHEDLOCK_JDBC -> shedlock(endpoint, name, ttl, unit, out);
     };
     out.println("READY");
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null && !line.trim().equals("CLOSE")) {
-      out.println("ERROR unknown command " + line);
-    }
+    FailoverWorkerMain.awaitClose(out);
     stopping = true;
     running.close();
     out.println("CLOSED");
