@@ -11,6 +11,9 @@
 #     exits 1.
 #   B (without-bom): the same four modules without the BOM. Reported, not asserted: it may need to
 #     download the extra Netty versions it asks for (the BOM build never needs them).
+#   C (custom-backend): a third party's own LeaseStore, compiled against lease-api alone and tested
+#     with the whole lease-tck kit (lease-tck as a test dependency, nothing else from this build).
+#     Built offline. Every scenario must run and pass (none skipped), or it exits 1.
 #
 # Extra Maven arguments (e.g. -Dmaven.repo.local=/tmp/repo for a repository other than ~/.m2) go
 # in LEASES_CONSUMER_MVN_ARGS.
@@ -138,6 +141,29 @@ fi
 runtime=$(grep '^runtime' "$a/run.txt" | grep -v tcnative | awk '{print $3}' | sort -u)
 if [[ "$runtime" != "$netty" ]]; then
   echo "consumer-builds: A ran with Netty jars '$(echo $runtime)', expected only $netty" >&2; fail=1
+fi
+
+echo "consumer C (a custom backend, tested with lease-tck $version), offline:"
+cp -r "$root/scripts/consumers/custom-backend" "$work/custom-backend"
+if (cd "$work/custom-backend" && "${MVN[@]}" -o test) >"$work/custom-backend/build.log" 2>&1; then
+  report=$(ls "$work"/custom-backend/target/surefire-reports/TEST-*.xml)
+  counts=$(python3 - "$report" <<'PY'
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+print(r.get("tests"), r.get("failures"), r.get("errors"), r.get("skipped"))
+PY
+)
+  read -r tests failures errors skipped <<<"$counts"
+  echo "  MapLeaseStore: $tests kit scenarios, $failures failed, $errors errors, $skipped skipped"
+  if [[ "$tests" -lt 40 || "$failures" != 0 || "$errors" != 0 || "$skipped" != 0 ]]; then
+    echo "consumer-builds: C ran $tests scenarios ($failures failed, $errors errors, $skipped" \
+      "skipped); expected the whole kit to run and pass" >&2
+    fail=1
+  fi
+else
+  echo "--- custom-backend: build or kit failed"; tail -40 "$work/custom-backend/build.log"
+  echo "consumer-builds: C failed" >&2
+  fail=1
 fi
 
 echo "consumer B (no BOM; all four backends ${version}):"
