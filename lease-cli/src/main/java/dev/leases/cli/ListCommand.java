@@ -2,6 +2,7 @@ package dev.leases.cli;
 
 import dev.leases.LeaseArguments;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -18,7 +19,7 @@ final class ListCommand extends StoreCommand {
   static final int MAX_LIMIT = 10_000;
 
   @Option(names = "--prefix", paramLabel = "P", description = "Only names starting with P.")
-  String prefix;
+  @Nullable String prefix;
 
   @Option(names = "--limit", paramLabel = "N", defaultValue = "1000",
       description = "At most N names (1 to " + MAX_LIMIT + ", default ${DEFAULT-VALUE}).")

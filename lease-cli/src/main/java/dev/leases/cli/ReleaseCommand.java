@@ -4,6 +4,7 @@ import dev.leases.HolderId;
 import dev.leases.LeaseState;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -29,7 +30,7 @@ final class ReleaseCommand extends NamedCommand {
 
   @Option(names = "--holder", paramLabel = "ID",
       description = "Release only if ID (as inspect printed it) holds the lease.")
-  String expectedHolder;
+  @Nullable String expectedHolder;
 
   @Override
   int run(StoreOptions.Opened store, Output output) {

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where the CLI takes a secret from ({@code --password-file}, else {@code $LEASES_PASSWORD}), and
@@ -19,9 +20,9 @@ final class Secrets {
   private static final Pattern QUERY_PASSWORD =
       Pattern.compile("(?i)((?:password|pass|pwd)=)[^&\\s]*");
 
-  private final String secret; // null when none was given
+  private final @Nullable String secret; // null when none was given
 
-  private Secrets(String secret) {
+  private Secrets(@Nullable String secret) {
     this.secret = secret;
   }
 
@@ -29,7 +30,7 @@ final class Secrets {
    * The secret from {@code file} if given (one trailing line break removed), else from
    * {@link #ENV_VAR}, else none.
    */
-  static Secrets from(Path file, Map<String, String> env) {
+  static Secrets from(@Nullable Path file, Map<String, String> env) {
     if (file != null) {
       try {
         String text = Files.readString(file, StandardCharsets.UTF_8);
@@ -50,7 +51,7 @@ final class Secrets {
   }
 
   /** The secret, or null. */
-  String value() {
+  @Nullable String value() {
     return secret;
   }
 
@@ -58,7 +59,7 @@ final class Secrets {
    * {@code text} with the secret, the password of any {@code scheme://user:password@} and any
    * {@code password=} query parameter replaced by {@code ****}.
    */
-  String redact(String text) {
+  @Nullable String redact(@Nullable String text) {
     if (text == null) {
       return null;
     }

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Option;
 
@@ -37,34 +38,34 @@ final class StoreOptions {
       "postgres: a JDBC URL, e.g. jdbc:postgresql://db:5432/app;",
       "redis: a Redis URI, e.g. redis://cache:6379/0;",
       "consul: the agent's HTTP address, e.g. http://127.0.0.1:8500."})
-  String url;
+  @Nullable String url;
 
   @Option(names = "--endpoints", paramLabel = "URLS",
       description = "etcd: comma-separated endpoints, e.g. http://127.0.0.1:2379.")
-  String endpoints;
+  @Nullable String endpoints;
 
   @Option(names = "--user", paramLabel = "USER", description = "postgres, redis: the user name.")
-  String user;
+  @Nullable String user;
 
   @Option(names = "--password-file", paramLabel = "FILE", description = {
       "A file whose first line is the secret (postgres, redis: the password; consul: the ACL"
           + " token). Default: $" + Secrets.ENV_VAR + "."})
-  Path passwordFile;
+  @Nullable Path passwordFile;
 
   @Option(names = "--table", paramLabel = "TABLE",
       description = "postgres: the lease table (default " + PostgresLeaseStore.DEFAULT_TABLE + ").")
-  String table;
+  @Nullable String table;
 
   @Option(names = "--key-prefix", paramLabel = "PREFIX",
       description = "redis, etcd, consul: the key prefix the applications use.")
-  String keyPrefix;
+  @Nullable String keyPrefix;
 
   @Option(names = "--timeout", paramLabel = "MILLIS", defaultValue = "" + DEFAULT_TIMEOUT_MILLIS,
       description = "The bound on each call to the store, in ms (default ${DEFAULT-VALUE}).")
   long timeoutMillis;
 
   /** What {@link #open} returns: the store, its optional listing, and how to name it. */
-  record Opened(LeaseStore store, NameLister lister, String description, Secrets secrets)
+  record Opened(LeaseStore store, @Nullable NameLister lister, String description, Secrets secrets)
       implements AutoCloseable {
     @Override
     public void close() {
@@ -195,14 +196,14 @@ final class StoreOptions {
     }
   }
 
-  private String required(String value, String option, String example) {
+  private String required(@Nullable String value, String option, String example) {
     if (value == null || value.isBlank()) {
       throw usage("--store " + backend + " needs " + option + ", e.g. " + option + " " + example);
     }
     return value;
   }
 
-  private static CliException usage(String message) {
+  private static CliException usage(@Nullable String message) {
     return new CliException(ExitCodes.USAGE, message);
   }
 }

@@ -3,4 +3,7 @@
  * release of leases on any backend, human output or {@code --json}, documented exit codes
  * ({@link dev.leases.cli.ExitCodes}).
  */
+@NullMarked
 package dev.leases.cli;
+
+import org.jspecify.annotations.NullMarked;

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.Consul;
 
 /**
@@ -15,15 +16,15 @@ import org.kiwiproject.consul.Consul;
  */
 final class ClientOptions {
 
-  final Consul client;
-  final String url;
+  final @Nullable Consul client;
+  final @Nullable String url;
   final String target;
   String keyPrefix = ConsulLeaseStore.DEFAULT_KEY_PREFIX;
   Duration callTimeout = ConsulLeaseStore.DEFAULT_CALL_TIMEOUT;
   int maxConcurrentCalls = ConsulCalls.DEFAULT_MAX_THREADS;
-  String aclToken;
+  @Nullable String aclToken;
 
-  private ClientOptions(Consul client, String url) {
+  private ClientOptions(@Nullable Consul client, @Nullable String url) {
     this.client = client;
     this.url = url;
     this.target = url != null ? "Consul at " + url : "Consul";

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.Call;
 import okhttp3.Interceptor;
 import okhttp3.Response;
+import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.ConsulException;
 
 /**
@@ -145,12 +146,12 @@ final class ConsulCalls {
    * @throws LeaseStoreUnavailableException on a timeout, an I/O error, an unexpected answer, or
    *     when too many calls are already running or waiting
    */
-  <T> T run(String what, Callable<T> work) {
+  <T extends @Nullable Object> T run(String what, Callable<T> work) {
     return run(what, timeout, work);
   }
 
   /** As {@link #run(String, Callable)}, bounded by {@code timeout} instead of the call timeout. */
-  <T> T run(String what, Duration timeout, Callable<T> work) {
+  <T extends @Nullable Object> T run(String what, Duration timeout, Callable<T> work) {
     Deadline d = new Deadline(System.nanoTime() + timeout.toNanos());
     Future<T> future;
     try {
@@ -236,7 +237,7 @@ final class ConsulCalls {
    * on this thread (which must be one of this pool's); null when the pool cannot take it now. The
    * caller then either {@link #unfork}s it (and does the work itself) or {@link #join}s it.
    */
-  Future<?> fork(Callable<?> task) {
+  @Nullable Future<?> fork(Callable<?> task) {
     Deadline d = CURRENT.get();
     try {
       return pool.submit(() -> d == null ? task.call() : d.runOnThisThread(task));
@@ -293,7 +294,7 @@ final class ConsulCalls {
       return deadlineNanos - System.nanoTime();
     }
 
-    <T> T runOnThisThread(Callable<T> work) throws Exception {
+    <T extends @Nullable Object> T runOnThisThread(Callable<T> work) throws Exception {
       if (abandoned || remainingNanos() <= 0) {
         // its caller has given up, or is about to: send nothing
         throw new LeaseStoreUnavailableException("the call's deadline passed while it waited for"
@@ -321,7 +322,7 @@ final class ConsulCalls {
     }
   }
 
-  private RuntimeException translate(String what, Throwable cause) {
+  private RuntimeException translate(String what, @Nullable Throwable cause) {
     if (cause instanceof IllegalArgumentException || cause instanceof LeaseException
         || cause instanceof IllegalStateException) {
       return (RuntimeException) cause;

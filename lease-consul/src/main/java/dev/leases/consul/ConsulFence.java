@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.Consul;
 import org.kiwiproject.consul.KeyValueClient;
 import org.kiwiproject.consul.model.kv.Value;
@@ -174,7 +175,7 @@ public final class ConsulFence {
   }
 
   /** The key with its {@code %XX} escapes decoded (as Go's PathUnescape), or null if malformed. */
-  private static String percentDecoded(String key) {
+  private static @Nullable String percentDecoded(String key) {
     if (key.indexOf('%') < 0) {
       return null;
     }

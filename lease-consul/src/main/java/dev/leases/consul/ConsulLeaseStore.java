@@ -33,6 +33,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.Consul;
 import org.kiwiproject.consul.ConsulException;
 import org.kiwiproject.consul.KeyValueClient;
@@ -233,7 +234,7 @@ public final class ConsulLeaseStore implements LeaseStore {
   private final Object creating = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Object watchLock = new Object();
-  private ReleaseWatches watches; // guarded by watchLock
+  private @Nullable ReleaseWatches watches; // guarded by watchLock
 
   /** A holder's claim on one lease name. */
   private record Tenant(String name, HolderId holder) {}
@@ -254,14 +255,14 @@ public final class ConsulLeaseStore implements LeaseStore {
    */
   private static final class Session {
     final String id;
-    final SessionKey key;
+    final @Nullable SessionKey key;
     volatile Duration ttl;
     /** Names with a tenure on this session, attached before their lock is sent. */
     final Set<String> names = ConcurrentHashMap.newKeySet();
     boolean ended; // guarded by this
-    Renewal latest; // guarded by this
+    @Nullable Renewal latest; // guarded by this
 
-    Session(String id, SessionKey key, Duration ttl) {
+    Session(String id, @Nullable SessionKey key, Duration ttl) {
       this.id = id;
       this.key = key;
       this.ttl = ttl;
@@ -285,7 +286,7 @@ public final class ConsulLeaseStore implements LeaseStore {
   private record Renewed(Session session, long sentMillis, Duration ttl) {}
 
   private ConsulLeaseStore(Builder b, Consul consul, boolean ownsClient,
-      SessionCreator sessionCreator) {
+      @Nullable SessionCreator sessionCreator) {
     this.consul = consul;
     this.ownsClient = ownsClient;
     this.kv = consul.keyValueClient();
@@ -502,7 +503,7 @@ public final class ConsulLeaseStore implements LeaseStore {
    * the session ended first, the renewal answers "unknown session" and nothing is granted (a lock
    * on an ended session fails, or was undone by Consul when it invalidated the session).
    */
-  private Optional<LeaseGrant> startTenure(Tenant t, String key, Optional<Value> current,
+  private Optional<LeaseGrant> startTenure(Tenant t, String key, @Nullable Optional<Value> current,
       Duration ttl, long started, boolean last) {
     Tenure stale = tenures.get(t);
     if (stale != null) {
@@ -554,7 +555,7 @@ public final class ConsulLeaseStore implements LeaseStore {
    */
   private final class InParallel {
     private final Pending pending;
-    private final java.util.concurrent.Future<?> forked;
+    private final java.util.concurrent.@Nullable Future<?> forked;
 
     InParallel(Pending pending) {
       this.pending = pending;
@@ -585,7 +586,7 @@ public final class ConsulLeaseStore implements LeaseStore {
   }
 
   /** {@code check-not-exists} for an absent key, else {@code delete-cas} at its index. */
-  private static Operation guard(String key, Value current) {
+  private static Operation guard(String key, @Nullable Value current) {
     return current != null
         ? Operation.builder(Verb.DELETE_CHECK_AND_SET).key(key)
             .index(BigInteger.valueOf(current.getModifyIndex())).build()
@@ -917,7 +918,7 @@ public final class ConsulLeaseStore implements LeaseStore {
   /** Runs {@code each} on every run of 32 names, {@value #PARALLEL_TXNS} at once. */
   private void inChunks(List<String> names, java.util.function.Consumer<List<String>> each)
       throws Exception {
-    List<Callable<Void>> chunks = new ArrayList<>();
+    List<Callable<@Nullable Void>> chunks = new ArrayList<>();
     int perTxn = ConsulTxn.MAX_OPS / 2;
     for (int from = 0; from < names.size(); from += perTxn) {
       List<String> chunk = names.subList(from, Math.min(names.size(), from + perTxn));
@@ -1278,7 +1279,7 @@ public final class ConsulLeaseStore implements LeaseStore {
    * until the stamp plus 2 x TTL; past that, one second ("not yet invalidated: look again").
    * Never more than the TTL.
    */
-  static Duration remaining(Long stampMillis, Duration ttl, long nowMillis) {
+  static Duration remaining(@Nullable Long stampMillis, @Nullable Duration ttl, long nowMillis) {
     if (ttl == null) {
       return UNKNOWN_REMAINING;
     }
@@ -1293,7 +1294,7 @@ public final class ConsulLeaseStore implements LeaseStore {
     return Duration.ofMillis(Math.max(1, Math.min(end - nowMillis, ttlMs)));
   }
 
-  private static HolderId holderOf(SessionInfo info, LeaseRecord record, String session) {
+  private static HolderId holderOf(SessionInfo info, @Nullable LeaseRecord record, String session) {
     Optional<String> named = info.getName();
     if (named.isPresent()) {
       try {
@@ -1429,7 +1430,7 @@ public final class ConsulLeaseStore implements LeaseStore {
     return v.getSession().filter(s -> !s.isEmpty());
   }
 
-  private static LeaseRecord recordOf(Value v) {
+  private static @Nullable LeaseRecord recordOf(Value v) {
     return LeaseRecord.parse(v.getValueAsString(StandardCharsets.UTF_8).orElse(null));
   }
 }

@@ -25,6 +25,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.Consul;
 import org.kiwiproject.consul.KeyValueClient;
 import org.kiwiproject.consul.model.kv.ImmutableOperation;
@@ -428,7 +429,7 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
   }
 
   /** The record in {@code v}, checked to belong to {@code job} (and {@code run} unless null). */
-  private static RunRecord parse(Value v, String job, String run) {
+  private static RunRecord parse(Value v, String job, @Nullable String run) {
     JsonNode n = tree(v);
     RunRecord r;
     try {
@@ -470,13 +471,13 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
     return r;
   }
 
-  private static RunRecord finished(RunRecord r, RunRecord.Status status, String failure) {
+  private static RunRecord finished(RunRecord r, RunRecord.Status status, @Nullable String failure) {
     Instant now = Instant.now();
     return new RunRecord(r.job(), r.run(), r.attempt(), r.token(), r.holder(), r.started(),
         now.isBefore(r.started()) ? r.started() : now, status, failure);
   }
 
-  private static LeaseException notOurs(String key, String why, Throwable cause) {
+  private static LeaseException notOurs(String key, String why, @Nullable Throwable cause) {
     return new LeaseException("Consul key " + key + " in the run ledger's reserved namespace does"
         + " not hold what the ledger wrote: " + why + ". Something else wrote there; remove the"
         + " key or restore it", cause);

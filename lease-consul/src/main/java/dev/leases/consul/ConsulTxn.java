@@ -4,6 +4,7 @@ import dev.leases.LeaseStoreUnavailableException;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.ConsulException;
 import org.kiwiproject.consul.KeyValueClient;
 import org.kiwiproject.consul.model.kv.Operation;
@@ -27,7 +28,7 @@ final class ConsulTxn {
    * The transaction's answer, or, when Consul rolled it back, the index of the operation that
    * failed (Consul stops at the first; -1 if its answer did not say).
    */
-  record Outcome(TxResponse response, int failedOp) {
+  record Outcome(@Nullable TxResponse response, int failedOp) {
     boolean committed() {
       return response != null;
     }

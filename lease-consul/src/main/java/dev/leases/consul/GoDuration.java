@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /** Parses the duration strings Consul answers with ({@code "10s"}, {@code "1m30s"}, {@code "1.5s"}). */
 final class GoDuration {
@@ -15,7 +16,7 @@ final class GoDuration {
   private GoDuration() {}
 
   /** The duration, or empty for anything that is not a positive Go duration. */
-  static Optional<Duration> parse(String text) {
+  static Optional<Duration> parse(@Nullable String text) {
     if (text == null || text.isEmpty()) {
       return Optional.empty();
     }

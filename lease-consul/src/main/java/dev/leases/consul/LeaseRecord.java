@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The value of a lease key: evidence of the latest tenure, written in the same transaction as the
@@ -45,7 +46,7 @@ record LeaseRecord(State state, HolderId holder, String session, Duration ttl, l
   }
 
   /** The record in {@code text}, or null when the key was written by something else. */
-  static LeaseRecord parse(String text) {
+  static @Nullable LeaseRecord parse(@Nullable String text) {
     if (text == null || !text.startsWith(MAGIC + "\n")) {
       return null;
     }

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.ConnectionPool;
 import okhttp3.Dispatcher;
 import okhttp3.OkHttpClient;
+import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.Consul;
 import org.kiwiproject.consul.util.failover.ConsulFailoverInterceptor;
 import org.kiwiproject.consul.util.failover.strategy.ConsulFailoverStrategy;
@@ -34,7 +35,7 @@ record OwnedClient(Consul consul, OkHttpClient direct) {
    *
    * @throws IllegalArgumentException if the client cannot be built for that URL
    */
-  static OwnedClient open(String url, Duration callTimeout, String aclToken) {
+  static OwnedClient open(String url, Duration callTimeout, @Nullable String aclToken) {
     int ms = (int) Math.max(1, callTimeout.toMillis());
     // One pool and one set of (daemon) dispatcher threads for the kiwiproject client and for the
     // requests it cannot express; Consul.destroy() cancels their calls and shuts both down. The

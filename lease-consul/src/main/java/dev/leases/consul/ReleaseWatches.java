@@ -12,6 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.KeyValueClient;
 import org.kiwiproject.consul.async.ConsulResponseCallback;
 import org.kiwiproject.consul.model.ConsulResponse;
@@ -89,7 +90,7 @@ final class ReleaseWatches {
   // guarded by this
   private final Map<String, Seen> watched = new HashMap<>(); // by key
   private final Map<String, Loop> perKey = new HashMap<>(); // by key, in the per-key mode
-  private Loop overPrefix; // in the prefix mode
+  private @Nullable Loop overPrefix; // in the prefix mode
   private boolean baselineWanted;
   private boolean baselineInFlight;
   private boolean closed;
@@ -122,7 +123,7 @@ final class ReleaseWatches {
     }
 
     /** Takes {@code v} (null: absent) as the key's state; whether that is a release hint. */
-    boolean observe(Value v) {
+    boolean observe(@Nullable Value v) {
       boolean nowExists = v != null;
       boolean nowLocked = v != null && v.getSession().filter(s -> !s.isEmpty()).isPresent();
       long nowModify = v == null ? 0 : v.getModifyIndex();
@@ -306,7 +307,7 @@ final class ReleaseWatches {
 
   /** One blocking-query loop: of one key ({@code key} non-null), or of the whole prefix. */
   private final class Loop {
-    final String key;
+    final @Nullable String key;
     volatile boolean stopped;
 
     // touched by one callback at a time: each query is sent after the previous one completed
@@ -314,7 +315,7 @@ final class ReleaseWatches {
     private long sentAt;
     private long retryMs = RETRY_MS;
 
-    Loop(String key) {
+    Loop(@Nullable String key) {
       this.key = key;
     }
 

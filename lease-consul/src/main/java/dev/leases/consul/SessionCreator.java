@@ -13,6 +13,7 @@ import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
 import okhttp3.ResponseBody;
+import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.ConsulException;
 import org.kiwiproject.consul.SessionClient;
 import org.kiwiproject.consul.model.session.ImmutableSession;
@@ -70,7 +71,7 @@ abstract class SessionCreator {
   }
 
   /** A direct {@code PUT <url>/v1/session/create} with an explicitly empty check list. */
-  static SessionCreator direct(OkHttpClient http, String url, String token) {
+  static SessionCreator direct(OkHttpClient http, String url, @Nullable String token) {
     HttpUrl endpoint = HttpUrl.get(url.replaceAll("/+$", "") + "/v1/session/create");
     return new SessionCreator() {
       @Override
@@ -108,7 +109,7 @@ abstract class SessionCreator {
    * The server's refusal of a TTL as an {@link IllegalArgumentException} that says what to change;
    * any other error as a {@link ConsulException}.
    */
-  private static RuntimeException refusedTtl(Duration ttl, String message, ConsulException cause) {
+  private static RuntimeException refusedTtl(Duration ttl, String message, @Nullable ConsulException cause) {
     if (!message.contains("Invalid Session TTL")) {
       return cause != null ? cause : new ConsulException(message);
     }

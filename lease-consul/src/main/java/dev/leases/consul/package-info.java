@@ -14,4 +14,7 @@
  * <p>Failover bound: Consul may keep a dead holder's session for up to {@code 2 x TTL} after its
  * last renewal. Minimum TTL: the server's {@code session_ttl_min}, 10 s unless configured.
  */
+@NullMarked
 package dev.leases.consul;
+
+import org.jspecify.annotations.NullMarked;

@@ -35,6 +35,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Bounded jetcd calls. One operation (an acquire, a release, ...) gets one {@link Budget} of
@@ -56,8 +57,8 @@ final class Calls {
   private final BooleanSupplier closed;
   private final String endpoints;
   private final String owner;
-  private final String user;
-  private final String keyPrefix;
+  private final @Nullable String user;
+  private final @Nullable String keyPrefix;
 
   /**
    * @param endpoints how failure messages name the etcd endpoints, e.g. {@code http://host:2379}
@@ -72,8 +73,8 @@ final class Calls {
    *     if none or unknown
    * @param keyPrefix the key prefix whose range the calls touch, named by those messages
    */
-  Calls(Duration timeout, BooleanSupplier closed, String endpoints, String owner, String user,
-      String keyPrefix) {
+  Calls(Duration timeout, BooleanSupplier closed, String endpoints, String owner,
+      @Nullable String user, @Nullable String keyPrefix) {
     this.timeout = timeout;
     this.closed = closed;
     this.endpoints = endpoints;
@@ -91,8 +92,8 @@ final class Calls {
    * @param user null for no authentication; else with {@code password}
    * @param ssl null for plaintext
    */
-  static Client ownClient(List<URI> endpoints, Duration callTimeout, String user, byte[] password,
-      SslContext ssl) {
+  static Client ownClient(List<URI> endpoints, Duration callTimeout, @Nullable String user,
+      byte @Nullable [] password, @Nullable SslContext ssl) {
     ClientBuilder b = Client.builder()
         .endpoints(endpoints.toArray(URI[]::new))
         .interceptor(new DeadlineInterceptor(callTimeout))
@@ -174,8 +175,8 @@ final class Calls {
    * {@link #retrying} would. {@code onError} turns a failure of one call into its answer (or
    * rethrows it); once one throws, the calls still pending are cancelled.
    */
-  <T> List<T> retryingAll(List<Supplier<CompletableFuture<T>>> calls, Budget budget, String what,
-      Function<LeaseStoreUnavailableException, T> onError) {
+  <T> List<@Nullable T> retryingAll(List<Supplier<CompletableFuture<T>>> calls, Budget budget,
+      String what, Function<LeaseStoreUnavailableException, @Nullable T> onError) {
     List<AtomicReference<CompletableFuture<T>>> started = new ArrayList<>();
     for (Supplier<CompletableFuture<T>> c : calls) {
       CompletableFuture<T> f;
@@ -186,7 +187,7 @@ final class Calls {
       }
       started.add(new AtomicReference<>(f));
     }
-    List<T> answers = new ArrayList<>(calls.size());
+    List<@Nullable T> answers = new ArrayList<>(calls.size());
     try {
       for (int i = 0; i < calls.size(); i++) {
         AtomicReference<CompletableFuture<T>> first = started.get(i);
@@ -295,7 +296,8 @@ final class Calls {
    * An {@link EtcdAccessDeniedException} if etcd refused the call for who is calling (a missing
    * permission, rejected or missing credentials), else null.
    */
-  private RuntimeException denied(String what, Throwable cause, ErrorCode code) {
+  private @Nullable RuntimeException denied(String what, Throwable cause,
+      @Nullable ErrorCode code) {
     String who = user != null ? "etcd user '" + user + "'" : "the client's etcd user";
     String range = keyPrefix == null ? "the store's key prefix"
         : "the key range prefix '" + keyPrefix + "/' (from '" + keyPrefix + "/' to '" + keyPrefix
@@ -335,7 +337,7 @@ final class Calls {
     return message == null ? t.toString() : message;
   }
 
-  private static String chainText(Throwable t) {
+  private static String chainText(@Nullable Throwable t) {
     StringBuilder b = new StringBuilder();
     for (Throwable c = t; c != null; c = c.getCause()) {
       b.append(c.getMessage()).append('\n');
@@ -351,12 +353,12 @@ final class Calls {
    * of idleness) or predates a change of the auth store: jetcd then drops its token, and a repeat
    * authenticates again.
    */
-  static boolean staleToken(Throwable t) {
+  static boolean staleToken(@Nullable Throwable t) {
     String text = chainText(t);
     return text.contains("invalid auth token") || text.contains("revision of auth store is old");
   }
 
-  private RuntimeException timedOut(String what, Throwable cause) {
+  private RuntimeException timedOut(String what, @Nullable Throwable cause) {
     if (closed.getAsBoolean()) {
       return closedException();
     }
@@ -374,7 +376,7 @@ final class Calls {
    * {@code UNAVAILABLE} caused by it when no endpoint accepted a connection (and the client does
    * not wait for one to become ready): the call never left this process.
    */
-  static ConnectException refusal(Throwable t) {
+  static @Nullable ConnectException refusal(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof ConnectException e) {
         return e;
@@ -387,7 +389,7 @@ final class Calls {
   }
 
   /** The TLS failure in {@code t}'s cause chain, or null: the call never left this process. */
-  static SSLException handshake(Throwable t) {
+  static @Nullable SSLException handshake(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof SSLException e) {
         return e;
@@ -400,7 +402,7 @@ final class Calls {
   }
 
   /** The etcd/gRPC error code anywhere in {@code t}'s cause chain, or null. */
-  static ErrorCode code(Throwable t) {
+  static @Nullable ErrorCode code(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof EtcdException e) {
         return e.getErrorCode();

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the builders of {@link EtcdLeaseStore} and {@link EtcdRunLedger} collect, validated as it is
@@ -25,18 +26,18 @@ final class ClientSettings {
   /** Longest accepted etcd user name. */
   static final int MAX_USER_LENGTH = 256;
 
-  private final Client client;
-  private final List<URI> endpoints;
+  private final @Nullable Client client;
+  private final @Nullable List<URI> endpoints;
   private String keyPrefix = EtcdLeaseStore.DEFAULT_KEY_PREFIX;
   private Duration callTimeout = EtcdLeaseStore.DEFAULT_CALL_TIMEOUT;
-  private String user;
-  private byte[] password;
+  private @Nullable String user;
+  private byte @Nullable [] password;
   private boolean tls;
-  private Path trustCert;
-  private Path clientCert;
-  private Path clientKey;
+  private @Nullable Path trustCert;
+  private @Nullable Path clientCert;
+  private @Nullable Path clientKey;
 
-  private ClientSettings(Client client, List<URI> endpoints) {
+  private ClientSettings(@Nullable Client client, @Nullable List<URI> endpoints) {
     this.client = client;
     this.endpoints = endpoints;
   }
@@ -77,7 +78,7 @@ final class ClientSettings {
    * TLS, this client presents {@code clientCert} with {@code clientKey} (PEM, the key PKCS#8
    * unencrypted); both or neither.
    */
-  void tls(Path trustCert, Path clientCert, Path clientKey) {
+  void tls(@Nullable Path trustCert, @Nullable Path clientCert, @Nullable Path clientKey) {
     requireOwnClient("tls(...)");
     if ((clientCert == null) != (clientKey == null)) {
       throw new IllegalArgumentException("mutual TLS needs both a client certificate and its key;"
@@ -98,7 +99,7 @@ final class ClientSettings {
     }
   }
 
-  private static Path readable(String what, Path file) {
+  private static @Nullable Path readable(String what, @Nullable Path file) {
     if (file != null && !Files.isReadable(file)) {
       throw new IllegalArgumentException("the TLS " + what + " file " + file + " does not exist or"
           + " is not readable by this process");
@@ -153,5 +154,5 @@ final class ClientSettings {
    *     client)
    */
   record Opened(Client client, boolean owned, KeyLayout keys, Duration callTimeout,
-      String endpoints, String user) {}
+      String endpoints, @Nullable String user) {}
 }

@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Fenced writes to keys kept in etcd: a write carrying fencing token {@code t} lands only if no
@@ -75,7 +76,7 @@ public final class EtcdFence {
 
   /** A fence on a store's own client ({@link EtcdLeaseStore#fence()}): closed with the store. */
   EtcdFence(Client client, String keyPrefix, Duration callTimeout, BooleanSupplier closed,
-      String endpoints, String user) {
+      String endpoints, @Nullable String user) {
     this.kv = Objects.requireNonNull(client, "client must not be null").getKVClient();
     this.keys = new KeyLayout(keyPrefix);
     this.calls = new Calls(LeaseArguments.requirePositive("callTimeout", callTimeout), closed,

@@ -57,6 +57,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -296,7 +297,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   }
 
   /** A name still to settle; {@code lease} is what a READ expects (0: unknown), {@code seen} a MOVE's key. */
-  private record Pending(String name, Step step, long lease, KeyValue seen) {
+  private record Pending(String name, Step step, long lease, @Nullable KeyValue seen) {
     static Pending read(String name, long lease) {
       return new Pending(name, Step.READ, lease, null);
     }
@@ -320,7 +321,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     final Map<Long, Supplier<CompletableFuture<LeaseKeepAliveResponse>>> keepAlives = new HashMap<>();
     /** The TTL etcd granted each etcd lease by a keep-alive (or grant) sent during this call; 0: gone. */
     final Map<Long, Long> ttls = new HashMap<>();
-    SharedLeases.Shared current;
+    SharedLeases.@Nullable Shared current;
     final Map<String, SharedLeases.Shared> hints = new HashMap<>();
     final List<String> unhints = new ArrayList<>();
 
@@ -396,7 +397,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     List<Pending> next = new ArrayList<>();
     if (!writes.isEmpty()) {
       SharedLeases.Shared target = attachTarget(c);
-      List<TxnResponse> answers = writeAll(c, writes, target);
+      List<@Nullable TxnResponse> answers = writeAll(c, writes, target);
       long t = keepAliveTtl(c, target.id);
       for (int i = 0; i < writes.size(); i++) {
         Pending p = writes.get(i);
@@ -547,7 +548,7 @@ public final class EtcdLeaseStore implements LeaseStore {
    * {@link #ACQUIRE_PER_TXN} per request, all sent at once. Null for the names of a request that
    * etcd refused because {@code target} no longer exists.
    */
-  private List<TxnResponse> writeAll(Call c, List<Pending> writes, SharedLeases.Shared target) {
+  private List<@Nullable TxnResponse> writeAll(Call c, List<Pending> writes, SharedLeases.Shared target) {
     PutOption onTarget = PutOption.builder().withLeaseId(target.id).build();
     List<Op> children = new ArrayList<>();
     for (Pending p : writes) {
@@ -591,8 +592,8 @@ public final class EtcdLeaseStore implements LeaseStore {
    * permission on the prefix gets {@code PERMISSION_DENIED} for the whole request, before anything
    * is applied.
    */
-  private List<TxnResponse> nested(List<Op> children, int perTxn, Calls.Budget budget, String what,
-      Function<LeaseStoreUnavailableException, TxnResponse> onError) {
+  private List<@Nullable TxnResponse> nested(List<Op> children, int perTxn, Calls.Budget budget,
+      String what, Function<LeaseStoreUnavailableException, @Nullable TxnResponse> onError) {
     List<List<Op>> chunks = chunks(children, perTxn);
     List<Supplier<CompletableFuture<TxnResponse>>> requests = new ArrayList<>();
     Op guard = Op.delete(keys.writeGuardKey(), DeleteOption.DEFAULT);
@@ -603,8 +604,8 @@ public final class EtcdLeaseStore implements LeaseStore {
       Op[] ops = withGuard.toArray(Op[]::new);
       requests.add(() -> kv.txn().Then(ops).commit());
     }
-    List<TxnResponse> answers = calls.retryingAll(requests, budget, what, onError);
-    List<TxnResponse> out = new ArrayList<>(children.size());
+    List<@Nullable TxnResponse> answers = calls.retryingAll(requests, budget, what, onError);
+    List<@Nullable TxnResponse> out = new ArrayList<>(children.size());
     for (int i = 0; i < chunks.size(); i++) {
       TxnResponse r = answers.get(i);
       if (r == null) {
@@ -727,7 +728,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     for (long id : ids) {
       requests.add(() -> leases.timeToLive(id, LeaseOption.DEFAULT));
     }
-    List<LeaseTimeToLiveResponse> answers = calls.retryingAll(requests, budget,
+    List<@Nullable LeaseTimeToLiveResponse> answers = calls.retryingAll(requests, budget,
         "read the TTL of " + ids.size() + " etcd lease(s)", e -> null);
     Map<Long, Long> seconds = new HashMap<>();
     for (int i = 0; i < ids.size(); i++) {
@@ -803,7 +804,7 @@ public final class EtcdLeaseStore implements LeaseStore {
           new Op[] {Op.get(lastKey, GetOption.DEFAULT)}));
     }
     if (!children.isEmpty()) {
-      List<TxnResponse> answers = nested(children, RELEASE_PER_TXN, budget, ours.size() == 1
+      List<@Nullable TxnResponse> answers = nested(children, RELEASE_PER_TXN, budget, ours.size() == 1
           ? "release '" + ours.get(0) + "'" : "release " + ours.size() + " leases", e -> {
             throw e;
           });
@@ -965,7 +966,7 @@ public final class EtcdLeaseStore implements LeaseStore {
   // ---------------------------------------------------------------- helpers
 
   /** The lease key and the companion key (null if absent), read at etcd revision {@code revision}. */
-  private record Snapshot(KeyValue lease, KeyValue last, long revision) {
+  private record Snapshot(@Nullable KeyValue lease, @Nullable KeyValue last, long revision) {
 
     /**
      * The fencing bound: the latest token on record, else the revision (no token issued so far is
@@ -1012,7 +1013,7 @@ public final class EtcdLeaseStore implements LeaseStore {
     }
   }
 
-  private static KeyValue first(GetResponse r) {
+  private static @Nullable KeyValue first(GetResponse r) {
     return r.getKvs().isEmpty() ? null : r.getKvs().get(0);
   }
 
@@ -1149,7 +1150,7 @@ public final class EtcdLeaseStore implements LeaseStore {
      * null: the JDK's default trust store). The server's certificate must name the endpoint's host
      * (subject alternative name). Only for {@code builder(String... endpoints)}.
      */
-    public Builder tls(Path trustCertPem) {
+    public Builder tls(@Nullable Path trustCertPem) {
       settings.tls(trustCertPem, null, null);
       return this;
     }
@@ -1161,7 +1162,7 @@ public final class EtcdLeaseStore implements LeaseStore {
      * 0600). With {@code --client-cert-auth} and authentication enabled but no {@link #user}, etcd
      * takes the certificate's common name as the user name.
      */
-    public Builder tls(Path trustCertPem, Path clientCertPem, Path clientKeyPem) {
+    public Builder tls(@Nullable Path trustCertPem, Path clientCertPem, Path clientKeyPem) {
       java.util.Objects.requireNonNull(clientCertPem, "clientCertPem must not be null");
       java.util.Objects.requireNonNull(clientKeyPem, "clientKeyPem must not be null");
       settings.tls(trustCertPem, clientCertPem, clientKeyPem);

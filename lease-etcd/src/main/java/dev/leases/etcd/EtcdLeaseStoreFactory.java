@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens an {@link EtcdLeaseStore} from string settings (for child JVMs and benchmark workers):
@@ -59,7 +60,7 @@ public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
   private static final Set<String> KNOWN = Set.of(ENDPOINTS, KEY_PREFIX, CALL_TIMEOUT_MS, USER,
       PASSWORD_FILE, PASSWORD_ENV, TRUST_CERT_FILE, CLIENT_CERT_FILE, CLIENT_KEY_FILE);
 
-  private final UnaryOperator<String> environment;
+  private final UnaryOperator<@Nullable String> environment;
 
   /** A factory; it keeps no state. */
   public EtcdLeaseStoreFactory() {
@@ -67,7 +68,7 @@ public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
   }
 
   /** A factory that reads {@code passwordEnv} variables through {@code environment}. */
-  EtcdLeaseStoreFactory(UnaryOperator<String> environment) {
+  EtcdLeaseStoreFactory(UnaryOperator<@Nullable String> environment) {
     this.environment = Objects.requireNonNull(environment, "environment must not be null");
   }
 
@@ -88,7 +89,7 @@ public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
      *     no way or two ways, or an unreadable file
      */
     static ClientSettings parse(Map<String, String> settings, String what,
-        UnaryOperator<String> environment) {
+        UnaryOperator<@Nullable String> environment) {
       Set<String> unknown = new TreeSet<>(settings.keySet());
       unknown.removeAll(KNOWN);
       if (!unknown.isEmpty()) {
@@ -131,13 +132,13 @@ public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
       return client;
     }
 
-    private static Path path(String file) {
+    private static @Nullable Path path(@Nullable String file) {
       return file == null ? null : Path.of(file.trim());
     }
 
     /** The password from exactly one source, or null if none is set. Never in a message. */
-    private static String password(Map<String, String> settings,
-        UnaryOperator<String> environment) {
+    private static @Nullable String password(Map<String, String> settings,
+        UnaryOperator<@Nullable String> environment) {
       List<String> given = new ArrayList<>();
       for (String key : List.of(PASSWORD_FILE, PASSWORD_ENV)) {
         if (settings.get(key) != null) {

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The etcd RBAC grants of this module's users, as {@code etcdctl} commands or applied through an
@@ -142,7 +143,7 @@ public final class EtcdRoles {
         "grant role '" + role + "' to etcd user '" + user + "'");
   }
 
-  private static Calls calls(Duration callTimeout, String prefix) {
+  private static Calls calls(Duration callTimeout, @Nullable String prefix) {
     return new Calls(LeaseArguments.requirePositive("callTimeout", callTimeout), () -> false,
         Calls.CLIENT_ENDPOINTS, "EtcdRoles", null, prefix);
   }

@@ -31,6 +31,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Run records in etcd, next to an {@link EtcdLeaseStore}'s keys, for
@@ -349,7 +350,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
     }
   }
 
-  private static RunRecord finished(RunRecord attempt, RunRecord.Status status, String failure) {
+  private static RunRecord finished(RunRecord attempt, RunRecord.Status status, @Nullable String failure) {
     Instant now = Instant.now();
     Instant finished = now.isBefore(attempt.started()) ? attempt.started() : now;
     return new RunRecord(attempt.job(), attempt.run(), attempt.attempt(), attempt.token(),
@@ -390,7 +391,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
   }
 
   /** The token in the job's fence key, 0 if there is none. */
-  private static long fenceToken(KeyValue f) {
+  private static long fenceToken(@Nullable KeyValue f) {
     if (f == null) {
       return 0;
     }
@@ -408,11 +409,11 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
   }
 
   /** A key's mod_revision, 0 when absent (what a compare on a missing key sees). */
-  private static long modRevision(KeyValue kv) {
+  private static long modRevision(@Nullable KeyValue kv) {
     return kv == null ? 0 : kv.getModRevision();
   }
 
-  private static KeyValue first(GetResponse r) {
+  private static @Nullable KeyValue first(GetResponse r) {
     return r.getKvs().isEmpty() ? null : r.getKvs().get(0);
   }
 
@@ -474,7 +475,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
      * null: the JDK's default trust store). The server's certificate must name the endpoint's host
      * (subject alternative name). Only for {@code builder(String... endpoints)}.
      */
-    public Builder tls(Path trustCertPem) {
+    public Builder tls(@Nullable Path trustCertPem) {
       settings.tls(trustCertPem, null, null);
       return this;
     }
@@ -486,7 +487,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
      * 0600). With {@code --client-cert-auth} and authentication enabled but no {@link #user}, etcd
      * takes the certificate's common name as the user name.
      */
-    public Builder tls(Path trustCertPem, Path clientCertPem, Path clientKeyPem) {
+    public Builder tls(@Nullable Path trustCertPem, Path clientCertPem, Path clientKeyPem) {
       java.util.Objects.requireNonNull(clientCertPem, "clientCertPem must not be null");
       java.util.Objects.requireNonNull(clientKeyPem, "clientKeyPem must not be null");
       settings.tls(trustCertPem, clientCertPem, clientKeyPem);

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RunRecord} as {@link EtcdRunLedger} stores it: one UTF-8 JSON object (Jackson's
@@ -128,7 +129,8 @@ final class RunRecordJson {
     return p.getLongValue();
   }
 
-  private static IllegalStateException notARecord(String key, String why, Throwable cause) {
+  private static IllegalStateException notARecord(String key, @Nullable String why,
+      @Nullable Throwable cause) {
     return new IllegalStateException("etcd key '" + LastTenure.abbreviate(key) + "' does not hold"
         + " a run record written by EtcdRunLedger (" + why + "); delete it, or give the ledger a"
         + " keyPrefix that nothing else writes under", cause);

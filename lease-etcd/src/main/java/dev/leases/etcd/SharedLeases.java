@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The shared etcd leases of one {@link EtcdLeaseStore}: per (holder, TTL in seconds) one
@@ -59,8 +60,8 @@ final class SharedLeases {
     int hinted;
     boolean dead;
     private volatile long aliveUntilNanos;
-    private KeepAlive inFlight; // guarded by this
-    private KeepAlive next; // guarded by this
+    private @Nullable KeepAlive inFlight; // guarded by this
+    private @Nullable KeepAlive next; // guarded by this
 
     private Shared(HolderId holder, long id, long seconds, long sentNanos, long grantedTtl) {
       this.holder = holder;
@@ -141,7 +142,7 @@ final class SharedLeases {
    * The holder's current shared lease for {@code seconds} if it may take new names, else null; in
    * use by the call that collects {@code used} until {@link #done}.
    */
-  synchronized Shared useCurrent(HolderId holder, long seconds, Set<Shared> used) {
+  synchronized @Nullable Shared useCurrent(HolderId holder, long seconds, Set<Shared> used) {
     Holder h = holders.get(holder);
     Shared s = h == null ? null : h.current.get(seconds);
     if (s == null || s.dead || !s.fresh()) {

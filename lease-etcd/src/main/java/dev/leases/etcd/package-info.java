@@ -10,4 +10,7 @@
  *
  * <p>Renewal loops are not written here: use {@link dev.leases.leader.LeaderLoop} over the store.
  */
+@NullMarked
 package dev.leases.etcd;
+
+import org.jspecify.annotations.NullMarked;

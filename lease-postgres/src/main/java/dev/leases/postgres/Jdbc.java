@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /** JDBC plumbing shared by the store and the fence. */
 final class Jdbc {
@@ -56,8 +57,8 @@ final class Jdbc {
 
   // The driver's statement class, reached reflectively: setQueryTimeoutMs is not on a public
   // interface, and compiling against the class drags in annotation types it does not ship.
-  private static final Class<?> PG_STATEMENT;
-  private static final MethodHandle SET_QUERY_TIMEOUT_MS;
+  private static final @Nullable Class<?> PG_STATEMENT;
+  private static final @Nullable MethodHandle SET_QUERY_TIMEOUT_MS;
 
   static {
     Class<?> type = null;

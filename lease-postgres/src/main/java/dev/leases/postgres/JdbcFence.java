@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.OptionalLong;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Fenced writes to a JDBC resource: a write commits only if its fencing token is at least the
@@ -74,7 +75,7 @@ public final class JdbcFence {
   private final DataSource dataSource;
   private final SqlNames names;
   private final Duration callTimeout;
-  private final SchemaCreator schema;
+  private final @Nullable SchemaCreator schema;
   private final String advanceSql;
   private final String readSql;
 
@@ -165,7 +166,7 @@ public final class JdbcFence {
    *     written; at the commit, the outcome is unknown
    * @throws LeaseException wrapping an {@link SQLException} thrown by {@code work}; rolled back
    */
-  public <T> T write(String resource, long token, JdbcWork<T> work) {
+  public <T extends @Nullable Object> T write(String resource, long token, JdbcWork<T> work) {
     checkArguments(resource, token, work);
     ensureSchema();
     Connection c;
@@ -253,7 +254,8 @@ public final class JdbcFence {
    *     timeout is put back before the work runs): the transaction is aborted, roll it back
    * @throws LeaseException wrapping an {@link SQLException} thrown by {@code work}: roll back
    */
-  public <T> T write(Connection connection, String resource, long token, JdbcWork<T> work) {
+  public <T extends @Nullable Object> T write(Connection connection, String resource, long token,
+      JdbcWork<T> work) {
     Objects.requireNonNull(connection, "connection must not be null");
     checkArguments(resource, token, work);
     ensureSchema();

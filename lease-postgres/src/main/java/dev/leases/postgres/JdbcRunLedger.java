@@ -19,6 +19,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Run records in PostgreSQL, for {@link dev.leases.once.ExactlyOnce}: the work gets a JDBC
@@ -81,7 +82,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   private final SqlNames names;
   private final Duration callTimeout;
   private final JdbcFence fence;
-  private final SchemaCreator schema;
+  private final @Nullable SchemaCreator schema;
   private volatile boolean fenceReady;
   private final Runnable beforeCommit;
   private final String completionSql;
@@ -376,7 +377,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   }
 
   private Optional<RunRecord> finish(Connection c, RunRecord attempt, RunRecord.Status status,
-      String failure) throws SQLException {
+      @Nullable String failure) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(finishSql)) {
       Jdbc.bound(ps, callTimeout);
       ps.setString(1, status.name());

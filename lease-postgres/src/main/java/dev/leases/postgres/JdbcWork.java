@@ -2,6 +2,7 @@ package dev.leases.postgres;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The caller's part of a fenced write: JDBC work on the connection whose transaction already
@@ -11,7 +12,7 @@ import java.sql.SQLException;
  * @param <T> what the work returns
  */
 @FunctionalInterface
-public interface JdbcWork<T> {
+public interface JdbcWork<T extends @Nullable Object> {
   /** Does the work on {@code connection}, inside the fenced transaction; do not commit it. */
   T run(Connection connection) throws SQLException;
 }

@@ -30,6 +30,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -132,10 +133,10 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final SqlNames names;
   private final String channel;
   private final Duration callTimeout;
-  private final SchemaCreator schema; // null when createTable is off
+  private final @Nullable SchemaCreator schema; // null when createTable is off
   private final boolean isolationKnownGood;
   private final ReleaseHints hints;
-  private final AutoCloseable owned;
+  private final @Nullable AutoCloseable owned;
   private final String grantSql;
   private final String acquireSql;
   private final String knownRowSql;
@@ -787,15 +788,15 @@ public final class PostgresLeaseStore implements LeaseStore {
    * {@link IllegalArgumentException} saying what is allowed.
    */
   public static final class Builder {
-    private DataSource dataSource;
+    private @Nullable DataSource dataSource;
     private SqlNames names = parseTable(DEFAULT_TABLE);
     private Duration callTimeout = DEFAULT_CALL_TIMEOUT;
-    private Supplier<Connection> listenConnection;
+    private @Nullable Supplier<Connection> listenConnection;
     private boolean createTable = true;
-    private AutoCloseable owned;
+    private @Nullable AutoCloseable owned;
 
     /** {@code dataSource} is null only for the factory, which validates settings first. */
-    Builder(DataSource dataSource) {
+    Builder(@Nullable DataSource dataSource) {
       this.dataSource = dataSource;
     }
 

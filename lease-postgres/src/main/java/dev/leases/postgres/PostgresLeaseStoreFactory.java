@@ -18,6 +18,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens a {@link PostgresLeaseStore} with its own small HikariCP pool (closed with the store), so
@@ -76,7 +77,7 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
   private static final int POOL_SIZE = 4;
   private static final long HIKARI_MIN_TIMEOUT_MILLIS = 250;
 
-  private final UnaryOperator<String> environment;
+  private final UnaryOperator<@Nullable String> environment;
 
   /** A factory; it keeps no state. */
   public PostgresLeaseStoreFactory() {
@@ -97,7 +98,7 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
   }
 
   /** With another environment than the process's, for tests. */
-  PostgresLeaseStoreFactory(UnaryOperator<String> environment) {
+  PostgresLeaseStoreFactory(UnaryOperator<@Nullable String> environment) {
     this.environment = environment;
   }
 
@@ -171,7 +172,7 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
    * the URL (the driver would silently prefer the URL's). Null when none is set. Messages name
    * settings, files and variables, never a password.
    */
-  private Supplier<String> password(Map<String, String> settings, String url) {
+  private @Nullable Supplier<String> password(Map<String, String> settings, String url) {
     List<String> given = new ArrayList<>();
     for (String key : List.of(PASSWORD, PASSWORD_FILE, PASSWORD_ENV)) {
       if (settings.get(key) != null) {

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The privileges each call of this module needs, in one place: as {@code GRANT} statements for an
@@ -101,7 +102,7 @@ final class Privileges {
    * transaction: pass null) or fails, the message lists everything the call needs instead.
    */
   static PostgresPermissionException refused(String what, SQLException e, String outcome,
-      Connection c, List<On> needs, Duration timeout) {
+      @Nullable Connection c, List<On> needs, Duration timeout) {
     Optional<Diagnosis> d = c == null || needs.isEmpty() ? Optional.empty()
         : diagnose(c, needs, timeout);
     StringBuilder m = new StringBuilder(what).append(": role ")

@@ -8,6 +8,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;
@@ -44,12 +45,12 @@ final class ReleaseHints implements AutoCloseable {
   static final int CONNECT_TIMEOUT_SECONDS = 5;
 
   private final String channel;
-  private final Supplier<Connection> connections; // null: no LISTEN
+  private final @Nullable Supplier<Connection> connections; // null: no LISTEN
   private final Duration callTimeout;
   private final ReleaseListeners subscribers = new ReleaseListeners();
   private final Object lock = new Object();
-  private Thread thread; // guarded by lock
-  private volatile Connection current; // the LISTEN connection while open, for close() to abort
+  private @Nullable Thread thread; // guarded by lock
+  private volatile @Nullable Connection current; // the LISTEN connection while open, for close() to abort
   private volatile boolean listening;
   private volatile boolean closed;
 
@@ -57,7 +58,7 @@ final class ReleaseHints implements AutoCloseable {
    * @param callTimeout bounds each statement on the LISTEN connection (its socket reads by this plus
    *     one second), and how long the first subscription waits for LISTEN
    */
-  ReleaseHints(String channel, Supplier<Connection> connections, Duration callTimeout) {
+  ReleaseHints(String channel, @Nullable Supplier<Connection> connections, Duration callTimeout) {
     this.channel = channel;
     this.connections = connections;
     this.callTimeout = callTimeout;

@@ -3,6 +3,7 @@ package dev.leases.postgres;
 import dev.leases.LeaseArguments;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A validated table name, optionally schema-qualified, and the names derived from it. Only plain
@@ -18,10 +19,10 @@ final class SqlNames {
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
 
-  private final String schema; // null when unqualified
+  private final @Nullable String schema; // null when unqualified
   private final String table;
 
-  private SqlNames(String schema, String table) {
+  private SqlNames(@Nullable String schema, String table) {
     this.schema = schema;
     this.table = table;
   }
@@ -53,7 +54,7 @@ final class SqlNames {
       }
     }
     String table = parts[parts.length - 1];
-    String schema = parts.length == 2 ? parts[0] : null;
+    @Nullable String schema = parts.length == 2 ? parts[0] : null;
     if (table.length() > maxTableLength) {
       throw new IllegalArgumentException(
           rule + "; the table part '" + table + "' has " + table.length() + " characters");
@@ -86,7 +87,7 @@ final class SqlNames {
   }
 
   /** The schema part, or null when unqualified. */
-  String schema() {
+  @Nullable String schema() {
     return schema;
   }
 

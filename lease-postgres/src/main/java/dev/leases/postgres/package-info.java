@@ -5,4 +5,7 @@
  * settings), and {@link dev.leases.postgres.JdbcFence} (fenced writes to JDBC resources, optionally
  * in the same transaction as the grant).
  */
+@NullMarked
 package dev.leases.postgres;
+
+import org.jspecify.annotations.NullMarked;

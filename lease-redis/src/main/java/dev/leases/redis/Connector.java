@@ -13,6 +13,7 @@ import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /** Opens the store's connections from a standalone or a cluster client, and owns what it made. */
 abstract class Connector {
@@ -34,7 +35,7 @@ abstract class Connector {
 
   abstract String describe();
 
-  static Connector standalone(RedisClient client, RedisURI uri, ClientResources ownedResources) {
+  static Connector standalone(RedisClient client, RedisURI uri, @Nullable ClientResources ownedResources) {
     return new Connector() {
       @Override
       CompletableFuture<Commands> connect() {

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Lua script run with {@code EVALSHA}; when the server answers {@code NOSCRIPT} (restart,
@@ -53,7 +54,7 @@ final class LuaScript {
    *     or null
    */
   <T> T run(RedisScriptingAsyncCommands<String, String> commands, ScriptOutputType type,
-      String[] keys, String[] args, Duration timeout, Supplier<RuntimeException> closedError) {
+      String[] keys, String[] args, Duration timeout, Supplier<@Nullable RuntimeException> closedError) {
     return this.<T>runAll(commands, type, Collections.singletonList(keys),
         Collections.singletonList(args), timeout, closedError)
         .get(0);
@@ -72,7 +73,7 @@ final class LuaScript {
    */
   <T> List<T> runAll(RedisScriptingAsyncCommands<String, String> commands, ScriptOutputType type,
       List<String[]> keys, List<String[]> args, Duration timeout,
-      Supplier<RuntimeException> closedError) {
+      Supplier<@Nullable RuntimeException> closedError) {
     long deadline = System.nanoTime() + timeout.toNanos();
     int n = keys.size();
     List<T> replies = new ArrayList<>(Collections.nCopies(n, null));
@@ -104,7 +105,7 @@ final class LuaScript {
    * throws.
    */
   private <T> List<Integer> awaitAll(IntFunction<RedisFuture<T>> call, List<Integer> indexes,
-      List<T> replies, long deadline, Duration timeout, Supplier<RuntimeException> closedError) {
+      List<T> replies, long deadline, Duration timeout, Supplier<@Nullable RuntimeException> closedError) {
     List<RedisFuture<T>> futures = new ArrayList<>(indexes.size());
     List<Integer> noScript = new ArrayList<>();
     boolean done = false;
@@ -133,7 +134,7 @@ final class LuaScript {
   }
 
   private <T> T await(RedisFuture<T> future, long deadline, Duration timeout,
-      Supplier<RuntimeException> closedError) {
+      Supplier<@Nullable RuntimeException> closedError) {
     try {
       long left = Math.max(0, deadline - System.nanoTime());
       return future.get(left, TimeUnit.NANOSECONDS);
@@ -159,7 +160,7 @@ final class LuaScript {
     }
   }
 
-  private RuntimeException failure(Throwable cause, Supplier<RuntimeException> closedError) {
+  private RuntimeException failure(Throwable cause, Supplier<@Nullable RuntimeException> closedError) {
     RuntimeException closed = closedError.get();
     if (closed != null) {
       return closed;
@@ -169,7 +170,7 @@ final class LuaScript {
   }
 
   /** Whether {@code text} is the error text of a script's guard ({@code Scripts.GUARD}). */
-  static boolean isForeignKey(Object text) {
+  static boolean isForeignKey(@Nullable Object text) {
     return text instanceof String s && s.startsWith(FOREIGN_KEY + " ");
   }
 
@@ -178,7 +179,7 @@ final class LuaScript {
    *
    * @param message the guard's error text
    */
-  IllegalStateException foreignKey(String message, Throwable cause) {
+  IllegalStateException foreignKey(String message, @Nullable Throwable cause) {
     String[] parts = message.split(" ", 4); // code, type, wanted type, key
     return new IllegalStateException("Redis key '" + parts[3] + "' holds a " + parts[1]
         + " where script '" + name + "' needs a " + parts[2] + " or no key; it stopped before"

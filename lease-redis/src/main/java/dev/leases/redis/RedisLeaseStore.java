@@ -42,6 +42,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -115,9 +116,9 @@ public final class RedisLeaseStore implements LeaseStore {
   private final Object pubSubLock = new Object();
   private final ReleaseListeners listeners = new ReleaseListeners();
 
-  private volatile Connector.Commands commands;
-  private volatile StatefulRedisPubSubConnection<String, String> pubSub;
-  private volatile ScheduledExecutorService events; // created under pubSubLock
+  private volatile Connector.@Nullable Commands commands;
+  private volatile @Nullable StatefulRedisPubSubConnection<String, String> pubSub;
+  private volatile @Nullable ScheduledExecutorService events; // created under pubSubLock
   private boolean pubSubRetryScheduled; // guarded by pubSubLock
 
   private RedisLeaseStore(Builder b, Connector connector) {
@@ -170,13 +171,13 @@ public final class RedisLeaseStore implements LeaseStore {
 
   /** Builds a {@link RedisLeaseStore}; nothing connects until the first call. */
   public static final class Builder {
-    private final RedisURI uri;
-    private final RedisClient client;
-    private final RedisClusterClient clusterClient;
+    private final @Nullable RedisURI uri;
+    private final @Nullable RedisClient client;
+    private final @Nullable RedisClusterClient clusterClient;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
 
-    private Builder(RedisURI uri, RedisClient client, RedisClusterClient clusterClient) {
+    private Builder(@Nullable RedisURI uri, @Nullable RedisClient client, @Nullable RedisClusterClient clusterClient) {
       this.uri = uri;
       this.client = client;
       this.clusterClient = clusterClient;
@@ -667,7 +668,7 @@ public final class RedisLeaseStore implements LeaseStore {
     }
   }
 
-  private RuntimeException closedOrNull() {
+  private @Nullable RuntimeException closedOrNull() {
     return closed.get() ? new LeaseStoreClosedException("this RedisLeaseStore is closed") : null;
   }
 
@@ -705,7 +706,7 @@ public final class RedisLeaseStore implements LeaseStore {
     throw new LeaseStoreUnavailableException("unexpected reply from Redis: " + reply, null);
   }
 
-  private void closeAndWait(io.lettuce.core.api.StatefulConnection<?, ?> c) {
+  private void closeAndWait(io.lettuce.core.api.@Nullable StatefulConnection<?, ?> c) {
     if (c == null) {
       return;
     }
@@ -718,7 +719,7 @@ public final class RedisLeaseStore implements LeaseStore {
     }
   }
 
-  private static void closeQuietly(io.lettuce.core.api.StatefulConnection<?, ?> c) {
+  private static void closeQuietly(io.lettuce.core.api.@Nullable StatefulConnection<?, ?> c) {
     if (c == null) {
       return;
     }

@@ -20,4 +20,7 @@
  * so tokens grow across release, expiry, an out-of-band delete of the lease, and a restart of a
  * server that lost its data.
  */
+@NullMarked
 package dev.leases.redis;
+
+import org.jspecify.annotations.NullMarked;

@@ -8,6 +8,7 @@ import java.time.ZonedDateTime;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
 import org.springframework.scheduling.annotation.Scheduled;
@@ -24,11 +25,11 @@ final class FireTimes {
       Duration.ofHours(2), Duration.ofDays(2), Duration.ofDays(40), Duration.ofDays(400),
       Duration.ofDays(3000)};
 
-  private final CronExpression cron;
+  private final @Nullable CronExpression cron;
   private final ZoneId zone;
   private final long periodMillis;
 
-  private FireTimes(CronExpression cron, ZoneId zone, long periodMillis) {
+  private FireTimes(@Nullable CronExpression cron, ZoneId zone, long periodMillis) {
     this.cron = cron;
     this.zone = zone;
     this.periodMillis = periodMillis;
@@ -69,7 +70,7 @@ final class FireTimes {
     }
   }
 
-  private static Duration period(long value, String text, TimeUnit unit) {
+  private static @Nullable Duration period(long value, String text, TimeUnit unit) {
     if (value >= 0) {
       return Duration.ofNanos(unit.toNanos(value));
     }

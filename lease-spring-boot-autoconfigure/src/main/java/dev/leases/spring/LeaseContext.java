@@ -2,6 +2,7 @@ package dev.leases.spring;
 
 import dev.leases.once.RunContext;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The fencing token of the {@link RunOnce} or {@link OnlyWhileLeader} call running on this
@@ -11,7 +12,7 @@ import java.util.Optional;
 public final class LeaseContext {
 
   /** What is bound: the lease, its token, and the run when it is a {@link RunOnce} call. */
-  public record Binding(String lease, long token, RunContext run) {}
+  public record Binding(String lease, long token, @Nullable RunContext run) {}
 
   private static final ThreadLocal<Binding> CURRENT = new ThreadLocal<>();
 

@@ -5,6 +5,7 @@ import java.lang.reflect.Method;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 
@@ -22,7 +23,7 @@ public final class OnlyWhileLeaderInterceptor implements MethodInterceptor {
   }
 
   @Override
-  public Object invoke(MethodInvocation invocation) throws Throwable {
+  public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
     Method method = invocation.getMethod();
     Class<?> target = invocation.getThis() != null
         ? AopUtils.getTargetClass(invocation.getThis()) : method.getDeclaringClass();

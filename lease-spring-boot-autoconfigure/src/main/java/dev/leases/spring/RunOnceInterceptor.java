@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
@@ -46,7 +47,7 @@ public final class RunOnceInterceptor implements MethodInterceptor, DisposableBe
   private final Supplier<LeaseStore> store;
   private final Supplier<RunLedger<?>> ledger;
   private final Duration defaultTtl;
-  private final ConfigurableBeanFactory beanFactory;
+  private final @Nullable ConfigurableBeanFactory beanFactory;
   private final RunRecorder recorder;
   private final Clock clock;
   private final Map<Method, Plan> plans = new ConcurrentHashMap<>();
@@ -56,7 +57,8 @@ public final class RunOnceInterceptor implements MethodInterceptor, DisposableBe
 
   /** Runs annotated methods once per run key; the suppliers are read on first use. */
   public RunOnceInterceptor(Supplier<LeaseStore> store, Supplier<RunLedger<?>> ledger,
-      Duration defaultTtl, ConfigurableBeanFactory beanFactory, RunRecorder recorder, Clock clock) {
+      Duration defaultTtl, @Nullable ConfigurableBeanFactory beanFactory,
+      @Nullable RunRecorder recorder, Clock clock) {
     this.store = store;
     this.ledger = ledger;
     this.defaultTtl = defaultTtl;
@@ -65,11 +67,11 @@ public final class RunOnceInterceptor implements MethodInterceptor, DisposableBe
     this.clock = clock;
   }
 
-  private record Plan(String job, Expression run, DateTimeFormatter format, Optional<FireTimes> fire,
-      Duration ttl, Method method) {}
+  private record Plan(String job, @Nullable Expression run, @Nullable DateTimeFormatter format,
+      Optional<FireTimes> fire, Duration ttl, Method method) {}
 
   @Override
-  public Object invoke(MethodInvocation invocation) throws Throwable {
+  public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
     Method method = invocation.getMethod();
     Class<?> target = invocation.getThis() != null
         ? AopUtils.getTargetClass(invocation.getThis()) : method.getDeclaringClass();
@@ -167,7 +169,7 @@ public final class RunOnceInterceptor implements MethodInterceptor, DisposableBe
   static final class Skipped {
     private Skipped() {}
 
-    static Object value(Class<?> type) {
+    static @Nullable Object value(Class<?> type) {
       if (!type.isPrimitive() || type == void.class) {
         return null;
       }

@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.util.Objects;
 import java.util.OptionalLong;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 
 /**
@@ -36,7 +37,8 @@ public final class SpringJdbcFence {
   private final FenceWriteRecorder recorder;
 
   /** Writes through {@code fence} on connections of {@code dataSource}, recording each outcome. */
-  public SpringJdbcFence(JdbcFence fence, DataSource dataSource, FenceWriteRecorder recorder) {
+  public SpringJdbcFence(JdbcFence fence, DataSource dataSource,
+      @Nullable FenceWriteRecorder recorder) {
     this.fence = Objects.requireNonNull(fence, "fence must not be null");
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
     this.recorder = recorder != null ? recorder : FenceWriteRecorder.NONE;

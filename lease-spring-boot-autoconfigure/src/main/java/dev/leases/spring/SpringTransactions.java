@@ -6,6 +6,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
@@ -22,7 +23,7 @@ final class SpringTransactions {
   }
 
   /** The holder of {@code dataSource}'s connection in the active transaction, or null. */
-  static ConnectionHolder holder(DataSource dataSource) {
+  static @Nullable ConnectionHolder holder(DataSource dataSource) {
     return active() ? (ConnectionHolder) TransactionSynchronizationManager.getResource(dataSource)
         : null;
   }
@@ -90,7 +91,8 @@ final class SpringTransactions {
         new Class<?>[] {Connection.class}, h);
   }
 
-  private static Object invoke(Connection c, Method method, Object[] args) throws Throwable {
+  private static @Nullable Object invoke(Connection c, Method method,
+      @Nullable Object @Nullable [] args) throws Throwable {
     try {
       return method.invoke(c, args);
     } catch (InvocationTargetException e) {

@@ -4,4 +4,7 @@
  * run ledger in Spring-managed transactions, and the customizer and decorator hooks the
  * auto-configuration applies.
  */
+@NullMarked
 package dev.leases.spring;
+
+import org.jspecify.annotations.NullMarked;

@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
@@ -145,7 +146,8 @@ public class LeasesAutoConfiguration {
     }
 
     @Override
-    public Object invoke(org.aopalliance.intercept.MethodInvocation invocation) throws Throwable {
+    public @Nullable Object invoke(org.aopalliance.intercept.MethodInvocation invocation)
+        throws Throwable {
       return target.get().invoke(invocation);
     }
   }

@@ -5,6 +5,7 @@ import dev.leases.spring.LeaderLoops;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
@@ -20,10 +21,11 @@ public final class LeasesHealthIndicator implements HealthIndicator {
   public static final String PROBE = "leases-health-probe";
 
   private final Supplier<LeaseStore> store;
-  private final Supplier<LeaderLoops> loops;
+  private final Supplier<@Nullable LeaderLoops> loops;
 
   /** Reports the store and the loops the suppliers give, read on each check. */
-  public LeasesHealthIndicator(Supplier<LeaseStore> store, Supplier<LeaderLoops> loops) {
+  public LeasesHealthIndicator(Supplier<LeaseStore> store,
+      Supplier<@Nullable LeaderLoops> loops) {
     this.store = store;
     this.loops = loops;
   }

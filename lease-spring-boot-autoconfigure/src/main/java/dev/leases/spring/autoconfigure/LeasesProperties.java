@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -18,7 +19,7 @@ public class LeasesProperties {
   public LeasesProperties() {}
 
   /** Which backend to use when several apply; by default the first that applies in this order. */
-  private Backend backend;
+  private @Nullable Backend backend;
 
   /**
    * TTL of leader leases and job leases unless set per leader or per {@code @RunOnce}. A process
@@ -30,7 +31,7 @@ public class LeasesProperties {
    * Longest wait for one call to the lease store (and the ledger's own statements); default the
    * backend's own (PostgreSQL 5 s, Redis 2 s, etcd 5 s, Consul 2 s).
    */
-  private Duration callTimeout;
+  private @Nullable Duration callTimeout;
 
   /** PostgreSQL settings ({@code leases.postgres.*}). */
   private final Postgres postgres = new Postgres();
@@ -46,11 +47,11 @@ public class LeasesProperties {
   /** Leader loops started with the context, by lease name. */
   private final Map<String, Leader> leaders = new LinkedHashMap<>();
 
-  public Backend getBackend() {
+  public @Nullable Backend getBackend() {
     return backend;
   }
 
-  public void setBackend(Backend backend) {
+  public void setBackend(@Nullable Backend backend) {
     this.backend = backend;
   }
 
@@ -62,11 +63,11 @@ public class LeasesProperties {
     this.defaultTtl = defaultTtl;
   }
 
-  public Duration getCallTimeout() {
+  public @Nullable Duration getCallTimeout() {
     return callTimeout;
   }
 
-  public void setCallTimeout(Duration callTimeout) {
+  public void setCallTimeout(@Nullable Duration callTimeout) {
     this.callTimeout = callTimeout;
   }
 
@@ -162,15 +163,15 @@ public class LeasesProperties {
      * Server URI ({@code redis://host:port}); needed with a plain Lettuce RedisClient bean, else
      * taken from the LettuceConnectionFactory's standalone configuration.
      */
-    private String uri;
+    private @Nullable String uri;
     /** Prefix of every key the store writes. */
     private String keyPrefix = "leases";
 
-    public String getUri() {
+    public @Nullable String getUri() {
       return uri;
     }
 
-    public void setUri(String uri) {
+    public void setUri(@Nullable String uri) {
       this.uri = uri;
     }
 
@@ -216,17 +217,17 @@ public class LeasesProperties {
     public Consul() {}
 
     /** Agent URL, e.g. {@code http://127.0.0.1:8500}; setting it enables the backend. */
-    private String url;
+    private @Nullable String url;
     /** Prefix of every key the store writes. */
     private String keyPrefix = "leases";
     /** ACL token sent with every request. */
-    private String aclToken;
+    private @Nullable String aclToken;
 
-    public String getUrl() {
+    public @Nullable String getUrl() {
       return url;
     }
 
-    public void setUrl(String url) {
+    public void setUrl(@Nullable String url) {
       this.url = url;
     }
 
@@ -238,11 +239,11 @@ public class LeasesProperties {
       this.keyPrefix = keyPrefix;
     }
 
-    public String getAclToken() {
+    public @Nullable String getAclToken() {
       return aclToken;
     }
 
-    public void setAclToken(String aclToken) {
+    public void setAclToken(@Nullable String aclToken) {
       this.aclToken = aclToken;
     }
   }
@@ -253,13 +254,13 @@ public class LeasesProperties {
     public Once() {}
 
     /** Job lease TTL unless the annotation sets one; default leases.default-ttl. */
-    private Duration ttl;
+    private @Nullable Duration ttl;
 
-    public Duration getTtl() {
+    public @Nullable Duration getTtl() {
       return ttl;
     }
 
-    public void setTtl(Duration ttl) {
+    public void setTtl(@Nullable Duration ttl) {
       this.ttl = ttl;
     }
   }
@@ -270,33 +271,33 @@ public class LeasesProperties {
     public Leader() {}
 
     /** Lease TTL; default leases.default-ttl. */
-    private Duration ttl;
+    private @Nullable Duration ttl;
     /** How often the leader renews; default ttl/3, at most ttl/3. */
-    private Duration renewInterval;
+    private @Nullable Duration renewInterval;
     /** How long before the promised expiry the leader stands down; default ttl/10. */
-    private Duration standDownMargin;
+    private @Nullable Duration standDownMargin;
 
-    public Duration getTtl() {
+    public @Nullable Duration getTtl() {
       return ttl;
     }
 
-    public void setTtl(Duration ttl) {
+    public void setTtl(@Nullable Duration ttl) {
       this.ttl = ttl;
     }
 
-    public Duration getRenewInterval() {
+    public @Nullable Duration getRenewInterval() {
       return renewInterval;
     }
 
-    public void setRenewInterval(Duration renewInterval) {
+    public void setRenewInterval(@Nullable Duration renewInterval) {
       this.renewInterval = renewInterval;
     }
 
-    public Duration getStandDownMargin() {
+    public @Nullable Duration getStandDownMargin() {
       return standDownMargin;
     }
 
-    public void setStandDownMargin(Duration standDownMargin) {
+    public void setStandDownMargin(@Nullable Duration standDownMargin) {
       this.standDownMargin = standDownMargin;
     }
   }
