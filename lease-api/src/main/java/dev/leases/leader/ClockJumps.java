@@ -2,6 +2,7 @@ package dev.leases.leader;
 
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Compares wall-clock and monotonic elapsed time between two rounds of a loop or group. A suspended
@@ -26,7 +27,7 @@ final class ClockJumps {
    * What moved since the last {@link #mark()} if the clocks disagree by more than the tolerance
    * (for the log: "wall clock moved .. ms while monotonic time moved .. ms"), else null.
    */
-  String check(long monoNanos, long wallMillis) {
+  @Nullable String check(long monoNanos, long wallMillis) {
     if (!marked) {
       return null;
     }

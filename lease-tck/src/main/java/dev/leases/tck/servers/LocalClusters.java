@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Replicated local servers on loopback for fault injection (the benchmark nemesis): a multi-member
@@ -513,7 +514,7 @@ public final class LocalClusters {
      * One command over RESP; returns a simple reply's line ({@code +OK}, {@code :0}, {@code -ERR
      * ...}), a bulk reply's text, or null for a nil bulk reply.
      */
-    static String command(int port, String... args) throws IOException {
+    static @Nullable String command(int port, String... args) throws IOException {
       try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
         s.setSoTimeout(5000);
         StringBuilder req = new StringBuilder("*" + args.length + "\r\n");
