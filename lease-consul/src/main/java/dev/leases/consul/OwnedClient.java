@@ -24,18 +24,24 @@ import org.kiwiproject.consul.util.failover.strategy.ConsulFailoverStrategy;
  * {@link Consul#destroy()} cancels the calls of both and shuts them down.
  *
  * @param consul the kiwiproject client
- * @param direct OkHttp sharing its pool, dispatcher and timeouts (not its token: add it yourself)
+ * @param direct OkHttp sharing its pool, dispatcher, timeouts, TLS settings and token
  */
 record OwnedClient(Consul consul, OkHttpClient direct) {
 
+  /** The header that carries the ACL token. */
+  static final String TOKEN_HEADER = "X-Consul-Token";
+
   /**
-   * Builds the client for {@code url} (checked with {@link #requireUrl}); {@code aclToken} may be
-   * null.
+   * Builds the client for {@code url} (checked with {@link #requireUrl}); {@code aclToken} (sent as
+   * {@code X-Consul-Token} on every request of both clients, asked for each request) and
+   * {@code tls} (for {@code https://}; null: the JDK's default trust store) may be null.
    *
-   * @throws IllegalArgumentException if the client cannot be built for that URL
+   * @throws IllegalArgumentException if the client cannot be built for that URL or the TLS files
+   *     cannot be used
    */
-  static OwnedClient open(String url, Duration callTimeout, String aclToken) {
+  static OwnedClient open(String url, Duration callTimeout, AclToken aclToken, ConsulTls tls) {
     int ms = (int) Math.max(1, callTimeout.toMillis());
+    ConsulTls.Context ssl = tls == null ? null : tls.load();
     // One pool and one set of (daemon) dispatcher threads for the kiwiproject client and for the
     // requests it cannot express; Consul.destroy() cancels their calls and shuts both down. The
     // dispatcher runs only asynchronous requests (a release watch's blocking query per watched
@@ -59,26 +65,26 @@ record OwnedClient(Consul consul, OkHttpClient direct) {
       if (aclToken != null) {
         cb.withTokenAuth(aclToken);
       }
+      if (ssl != null) {
+        cb.withSslContext(ssl.ssl()).withTrustManager(ssl.trust());
+      }
       owned = cb.build();
     } catch (RuntimeException e) {
       dispatch.shutdownNow();
       throw new IllegalArgumentException("cannot build a Consul client for " + url + ": " + e, e);
     }
-    OkHttpClient direct = new OkHttpClient.Builder().connectionPool(pool)
+    OkHttpClient.Builder direct = new OkHttpClient.Builder().connectionPool(pool)
         .dispatcher(new Dispatcher(dispatch)).addInterceptor(ConsulCalls.INTERCEPTOR)
         .connectTimeout(ms, TimeUnit.MILLISECONDS).readTimeout(ms, TimeUnit.MILLISECONDS)
-        .writeTimeout(ms, TimeUnit.MILLISECONDS).build();
-    return new OwnedClient(owned, direct);
-  }
-
-  /** Checks an ACL token: non-blank printable ASCII without spaces; returns it. */
-  static String requireAclToken(String aclToken) {
-    Objects.requireNonNull(aclToken, "aclToken must not be null");
-    if (aclToken.isBlank() || aclToken.chars().anyMatch(c -> c < 0x21 || c > 0x7e)) {
-      throw new IllegalArgumentException("aclToken must be non-blank printable ASCII without"
-          + " spaces (a Consul token is a UUID)");
+        .writeTimeout(ms, TimeUnit.MILLISECONDS);
+    if (aclToken != null) {
+      direct.addInterceptor(chain -> chain.proceed(chain.request().newBuilder()
+          .header(TOKEN_HEADER, aclToken.getToken()).build()));
     }
-    return aclToken;
+    if (ssl != null) {
+      direct.sslSocketFactory(ssl.ssl().getSocketFactory(), ssl.trust());
+    }
+    return new OwnedClient(owned, direct.build());
   }
 
   /**
