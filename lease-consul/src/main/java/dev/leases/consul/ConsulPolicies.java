@@ -185,11 +185,13 @@ public final class ConsulPolicies {
     }
   }
 
-  /** Consul answers a read of a missing policy or token with 404, or 403 "ACL not found". */
+  /**
+   * Consul 1.22 answers a read of a missing policy with 404 "Requested policy does not exist", of
+   * a missing token with 403 "token does not exist: ACL not found" (an unknown caller token is a
+   * bare 403 "ACL not found").
+   */
   private static boolean notFound(ConsulException e) {
-    String m = String.valueOf(e.getMessage());
-    return e.getCode() == 404 || m.contains("not found") && !m.contains("Permission denied")
-        && !m.contains("ACL not found");
+    return e.getCode() == 404 || String.valueOf(e.getMessage()).contains("does not exist");
   }
 
   private static <T> T call(Duration callTimeout, String what,
