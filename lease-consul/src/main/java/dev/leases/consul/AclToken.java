@@ -13,14 +13,18 @@ import org.slf4j.LoggerFactory;
 /**
  * Where the ACL token of a client the library builds comes from: a fixed value, or a file that is
  * read when the store is built and read again before a request whenever the file's modification
- * time or size has changed, so that a rotated token is sent from the next request on without a
- * restart. A file that cannot be read again (missing, empty, not a token) keeps the last good token
+ * time or size has changed, and at least once every {@value #REREAD_MS} ms (a file system's
+ * coarse modification times could hide a rewrite of the same length), so that a rotated token is
+ * sent from the next request on without a restart. A file that cannot be read again (missing, empty, not a token) keeps the last good token
  * in use and logs a warning that names the file. Nothing here prints a token: {@link #toString()}
  * says where it comes from.
  */
 abstract class AclToken implements AuthTokenProvider {
 
   private static final Logger log = LoggerFactory.getLogger(AclToken.class);
+
+  /** A token file is read again at least this often (before a request), changed or not. */
+  static final long REREAD_MS = 1000;
 
   /** The token to send now. */
   @Override
@@ -74,28 +78,33 @@ abstract class AclToken implements AuthTokenProvider {
     private final Path file;
     private String token;
     private Object version;
-    private Object warnedFor;
+    private long readAtNanos;
+    private boolean warned;
 
     FromFile(Path file) {
       this.file = file;
       Object v = version();
       this.token = read(); // throws: a store must not start without its token
       this.version = v;
+      this.readAtNanos = System.nanoTime();
     }
 
     @Override
     public synchronized String getToken() {
       Object v = version();
-      if (v != null && !v.equals(version)) {
+      long now = System.nanoTime();
+      if (v == null ? now - readAtNanos >= REREAD_MS * 1_000_000L && !warned
+          : !v.equals(version) || now - readAtNanos >= REREAD_MS * 1_000_000L) {
+        readAtNanos = now;
         try {
           token = read();
           version = v;
-          warnedFor = null;
+          warned = false;
         } catch (IllegalArgumentException e) {
-          if (!v.equals(warnedFor)) {
-            warnedFor = v;
-            log.warn("the ACL token file {} changed but cannot be used ({}); still sending the"
-                + " token read from it before", file, e.getMessage());
+          if (!warned) {
+            warned = true;
+            log.warn("the ACL token file {} cannot be used now ({}); still sending the token read"
+                + " from it before", file, e.getMessage());
           }
         }
       }
