@@ -133,26 +133,55 @@ record OwnedClient(Consul consul, OkHttpClient direct) {
     }
   }
 
-  /** Checks a Consul agent URL: {@code http(s)://host:port}, nothing else; returns it trimmed. */
+  /**
+   * Checks a Consul agent URL: {@code http(s)://host:port}, nothing else; returns it trimmed.
+   * Messages show the URL with any user info, query or fragment masked ({@link #redacted}): those
+   * are where a token or password would be.
+   */
   static String requireUrl(String url) {
     Objects.requireNonNull(url, "url must not be null");
     URI uri;
     try {
       uri = URI.create(url.trim());
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("cannot parse Consul URL '" + url + "'; expected"
-          + " http://host:port, e.g. http://127.0.0.1:8500", e);
+      // not e: its message quotes the whole input
+      throw new IllegalArgumentException("cannot parse Consul URL '" + redacted(url) + "';"
+          + " expected http://host:port, e.g. http://127.0.0.1:8500");
     }
     String scheme = uri.getScheme();
+    if (uri.getRawQuery() != null || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
+      throw new IllegalArgumentException("Consul URL '" + redacted(url) + "' must not carry user"
+          + " info, a query or a fragment; give the ACL token with aclTokenFile (or aclTokenEnv),"
+          + " never in the URL");
+    }
     if (scheme == null || !(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null
         || uri.getPort() == 0 || uri.getPort() > 65535) {
-      throw new IllegalArgumentException("Consul URL '" + url + "' must be http://host:port or"
-          + " https://host:port, e.g. http://127.0.0.1:8500");
-    }
-    if (uri.getRawQuery() != null || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
-      throw new IllegalArgumentException("Consul URL '" + url + "' must not carry user info, a query"
-          + " or a fragment; pass credentials through your own Consul client (builder(Consul))");
+      throw new IllegalArgumentException("Consul URL '" + redacted(url) + "' must be"
+          + " http://host:port or https://host:port, e.g. http://127.0.0.1:8500");
     }
     return url.trim();
+  }
+
+  /**
+   * {@code url} with the user info ({@code //...@}) and any query or fragment replaced by
+   * {@code ***}.
+   */
+  static String redacted(String url) {
+    String u = url.trim();
+    int cut = u.length();
+    for (char c : new char[] {'?', '#'}) {
+      int i = u.indexOf(c);
+      if (i >= 0 && i < cut) {
+        cut = i;
+      }
+    }
+    String head = u.substring(0, cut) + (cut < u.length() ? u.charAt(cut) + "***" : "");
+    int at = head.lastIndexOf('@');
+    int slashes = head.indexOf("//");
+    if (at >= 0) {
+      head = (slashes >= 0 && slashes < at ? head.substring(0, slashes + 2) : "") + "***"
+          + head.substring(at);
+    }
+    return head;
   }
 }
