@@ -87,6 +87,41 @@ class ConsulSecurityTest {
   }
 
   @Test
+  void aReleaseWatchThatConsulRefusesSaysSoInTheLogInsteadOfRetryingSilently() {
+    String otherPrefix = SecureConsul.random("security-other-");
+    String observerElsewhere = consul.token(otherPrefix, ConsulPolicies.Access.OBSERVER);
+    String logs = dev.leases.testing.LogCapture.during(() -> {
+      try (LeaseStore s = consul.builder(consul.url()).keyPrefix(prefix)
+          .aclToken(observerElsewhere).build()) {
+        LeaseStore.Subscription sub = s.onRelease(name(), () -> {});
+        await().atMost(Duration.ofSeconds(10)).until(() -> dev.leases.testing.LogCapture
+            .snapshot().contains("release watch"));
+        sub.close();
+      }
+    });
+    assertThat(logs).contains("WARN").contains("refused")
+        .contains("key_prefix \"" + prefix + "/\"").doesNotContain(observerElsewhere);
+  }
+
+  @Test
+  void anObserverReadsRunRecordsAndMayNotWriteThem() {
+    String observerToken = consul.token(prefix, ConsulPolicies.Access.OBSERVER);
+    HolderId h = HolderId.generate();
+    try (ConsulRunLedger writer = ConsulRunLedger.builder(consul.url()).keyPrefix(prefix)
+            .aclToken(holderToken).tls(consul.certs.ca(), consul.certs.clientCert(),
+                consul.certs.clientKey()).build();
+        ConsulRunLedger reader = ConsulRunLedger.builder(consul.url()).keyPrefix(prefix)
+            .aclToken(observerToken).tls(consul.certs.ca(), consul.certs.clientCert(),
+                consul.certs.clientKey()).build()) {
+      writer.complete(writer.begin("job", "run-1", 7, h), v -> {});
+      assertThat(reader.completion("job", "run-1")).isPresent();
+      assertThatThrownBy(() -> reader.begin("job", "run-2", 8, h))
+          .isInstanceOf(ConsulAccessDeniedException.class)
+          .hasMessageContaining("key:write");
+    }
+  }
+
+  @Test
   void aTokenWithoutTheSessionRulesIsRefusedNamingThem() {
     String policy = SecureConsul.random("leases-keys-only-");
     ConsulPolicies.applyRules(consul.admin(), policy,
