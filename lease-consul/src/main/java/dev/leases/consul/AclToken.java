@@ -68,6 +68,19 @@ abstract class AclToken implements AuthTokenProvider {
     return token;
   }
 
+  /**
+   * The content of a file holding a secret (UTF-8); a failure names {@code what} and the file and
+   * the exception's class only: a decoding error's message could quote the content.
+   */
+  static String readSecret(Path file, String what) {
+    try {
+      return Files.readString(file, StandardCharsets.UTF_8);
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalArgumentException("cannot read the " + what + " " + file + " ("
+          + e.getClass().getSimpleName() + ")");
+    }
+  }
+
   /** {@code content} without one trailing line break. */
   static String stripLineBreak(String content) {
     return content.endsWith("\r\n") ? content.substring(0, content.length() - 2)
@@ -122,15 +135,8 @@ abstract class AclToken implements AuthTokenProvider {
     }
 
     private String read() {
-      String content;
-      try {
-        content = Files.readString(file, StandardCharsets.UTF_8);
-      } catch (IOException | RuntimeException e) {
-        // the exception's class only: a decoding error's message could quote the content
-        throw new IllegalArgumentException("cannot read the ACL token file " + file + " ("
-            + e.getClass().getSimpleName() + ")");
-      }
-      return requireToken(stripLineBreak(content), "the ACL token in " + file);
+      return requireToken(stripLineBreak(readSecret(file, "ACL token file")),
+          "the ACL token in " + file);
     }
 
     @Override

@@ -164,19 +164,16 @@ public final class ConsulPolicies {
   }
 
   private static Optional<PolicyResponse> readPolicy(AclClient acl, String name) {
-    try {
-      return Optional.of(acl.readPolicyByName(name));
-    } catch (ConsulException e) {
-      if (notFound(e)) {
-        return Optional.empty();
-      }
-      throw e;
-    }
+    return unlessMissing(() -> acl.readPolicyByName(name));
   }
 
   private static Optional<TokenResponse> readToken(AclClient acl, String accessorId) {
+    return unlessMissing(() -> acl.readToken(accessorId));
+  }
+
+  private static <T> Optional<T> unlessMissing(java.util.function.Supplier<T> read) {
     try {
-      return Optional.of(acl.readToken(accessorId));
+      return Optional.of(read.get());
     } catch (ConsulException e) {
       if (notFound(e)) {
         return Optional.empty();

@@ -2,7 +2,6 @@ package dev.leases.consul;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
@@ -121,14 +120,7 @@ record ConsulTls(Path trustCert, Path clientCert, Path clientKey) {
 
   /** The client key: PKCS#8, RSA or EC. Messages never quote the file's content. */
   private PrivateKey key() {
-    String pem;
-    try {
-      pem = Files.readString(clientKey, StandardCharsets.US_ASCII);
-    } catch (IOException | RuntimeException e) {
-      throw new IllegalArgumentException("cannot read the TLS client key file " + clientKey + " ("
-          + e.getClass().getSimpleName() + ")");
-    }
-    Matcher m = PKCS8.matcher(pem);
+    Matcher m = PKCS8.matcher(AclToken.readSecret(clientKey, "TLS client key file"));
     if (!m.find()) {
       throw new IllegalArgumentException("the TLS client key file " + clientKey + " is not an"
           + " unencrypted PKCS#8 PEM key (-----BEGIN PRIVATE KEY-----); convert it with"

@@ -1,15 +1,10 @@
 package dev.leases.consul;
 
 import dev.leases.tck.servers.TestCertificates;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import org.kiwiproject.consul.Consul;
 
 /**
@@ -90,17 +85,11 @@ final class SecureConsul {
   }
 
   /** A 0600 file holding {@code content}, deleted at JVM exit. */
-  static Path secretFile(String content) throws Exception {
-    Path f = Files.createTempFile("leases-consul-secret-", "",
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    Files.writeString(f, content, StandardCharsets.UTF_8);
-    f.toFile().deleteOnExit();
-    return f;
+  static Path secretFile(String content) {
+    return dev.leases.testing.Secrets.file(content);
   }
 
   static String random(String prefix) {
-    byte[] b = new byte[6];
-    ThreadLocalRandom.current().nextBytes(b);
-    return prefix + HexFormat.of().formatHex(b);
+    return dev.leases.testing.Secrets.random(prefix);
   }
 }
