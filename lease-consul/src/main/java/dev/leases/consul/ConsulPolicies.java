@@ -22,8 +22,8 @@ import org.kiwiproject.consul.model.acl.TokenResponse;
  * <ul>
  *   <li>{@link Access#HOLDER}: {@code key_prefix "<keyPrefix>/"} {@code write} (locks, releases,
  *       transactions, blocking queries and run records) and {@code session_prefix ""} {@code write}
- *       (create, renew, read and destroy sessions on any agent's node; scope it with
- *       {@code session "<node>"} when every holder talks to a known agent);
+ *       (create, renew, read and destroy sessions on any agent's node; confine it to one node
+ *       with {@link #rules(String, Access, String)} when every holder talks to a known agent);
  *   <li>{@link Access#OBSERVER}: the same resources at {@code read}: {@code inspect},
  *       {@code token}, {@code onRelease} and reading run records work; acquire, renew and release
  *       throw {@link ConsulAccessDeniedException}.
@@ -69,10 +69,22 @@ public final class ConsulPolicies {
    * </pre>
    */
   public static String rules(String keyPrefix, Access access) {
+    return rules(keyPrefix, access, null);
+  }
+
+  /**
+   * As {@link #rules(String, Access)}, with the session rule confined to the agent node
+   * {@code node} ({@code session "<node>"}): enough when every store of the token talks to that
+   * agent (sessions are created on the node of the agent that receives the request); null for
+   * any node ({@code session_prefix ""}).
+   */
+  public static String rules(String keyPrefix, Access access, String node) {
     String prefix = KeyLayout.requirePrefix(keyPrefix);
     Objects.requireNonNull(access, "access must not be null");
+    String sessions = node == null ? "session_prefix \"\""
+        : "session \"" + requireName("node", node) + "\"";
     return "key_prefix \"" + prefix + "/\" {\n  policy = \"" + access.policy + "\"\n}\n"
-        + "session_prefix \"\" {\n  policy = \"" + access.policy + "\"\n}\n";
+        + sessions + " {\n  policy = \"" + access.policy + "\"\n}\n";
   }
 
   /**
@@ -260,9 +272,10 @@ public final class ConsulPolicies {
     for (int i = 0; i < name.length(); i++) {
       char c = name.charAt(i);
       if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
-          || c == '_')) {
-        throw new IllegalArgumentException(what + " name '" + name + "' has '" + c + "'; Consul"
-            + " accepts A-Z a-z 0-9 - _ (e.g. \"myapp-leases-holder\")");
+          || c == '_' || c == '.' && what.equals("node"))) {
+        throw new IllegalArgumentException(what + " name '" + name + "' has '" + c + "'; use"
+            + " A-Z a-z 0-9 - _" + (what.equals("node") ? " ." : "")
+            + " (e.g. \"myapp-leases-holder\")");
       }
     }
     return name;
