@@ -344,12 +344,7 @@ final class ConsulCalls {
       Throwable tls = tlsFailure(ce);
       if (tls != null) {
         return new LeaseStoreUnavailableException(what + ": the TLS handshake with " + target
-            + " failed (" + tls + "); nothing was sent. Check that the trust certificate"
-            + " (trustCertFile, tls(trustCert, ...)) is the authority that signed the agent's"
-            + " cert_file, that the agent's certificate names the URL's host (subject alternative"
-            + " name), that the agent serves HTTPS on that port (ports.https), and, if the agent"
-            + " sets verify_incoming, that a client certificate and key (clientCertFile,"
-            + " clientKeyFile) signed by an authority in the agent's ca_file are given", ce);
+            + " failed (" + tls + "); nothing was sent. " + tlsAdvice(tls), ce);
       }
       if (ce.getCause() instanceof IOException io) {
         return new LeaseStoreUnavailableException(what + ": " + target + " could not be reached ("
@@ -363,6 +358,37 @@ final class ConsulCalls {
     }
     return new LeaseStoreUnavailableException(what + ": unexpected failure talking to " + target
         + " (" + cause + "); the outcome is unknown", cause);
+  }
+
+  /** What to check after TLS failure {@code tls}: the likely cause first, then the others. */
+  private static String tlsAdvice(Throwable tls) {
+    String all = "Check that the trust certificate (trustCertFile, tls(trustCert, ...)) is the"
+        + " authority that signed the agent's cert_file, that the agent's certificate names the"
+        + " URL's host (subject alternative name), that the agent serves HTTPS on that port"
+        + " (ports.https), and, if the agent sets verify_incoming, that a client certificate and"
+        + " key (clientCertFile, clientKeyFile) signed by an authority in the agent's ca_file are"
+        + " given";
+    String text = "";
+    for (Throwable c = tls; c != null && c.getCause() != c; c = c.getCause()) {
+      text += " " + c;
+    }
+    if (text.contains("PKIX") || text.contains("CertPath")) {
+      return "This client does not trust the agent's certificate: it was not signed by the"
+          + " authority of trustCertFile (tls(trustCert, ...); without one, the JDK's trust"
+          + " store). " + all;
+    }
+    if (text.contains("SSLPeerUnverifiedException") || text.contains("subject alternative")
+        || text.contains("not verified")) {
+      return "The agent's certificate does not name the URL's host: use a host name or IP"
+          + " address its subject alternative names carry, or reissue it. " + all;
+    }
+    if (text.contains("certificate_required") || text.contains("bad_certificate")
+        || text.contains("unknown_ca") || text.contains("certificate_unknown")) {
+      return "The agent refused this client's certificate (or its absence): it sets"
+          + " verify_incoming, so give clientCertFile and clientKeyFile (tls(trustCert,"
+          + " clientCert, clientKey)) signed by an authority in the agent's ca_file. " + all;
+    }
+    return all;
   }
 
   /** The TLS failure in {@code t}'s cause chain, or null. */
