@@ -375,7 +375,7 @@ public final class ConsulLeaseStore implements LeaseStore {
     /**
      * As {@link #aclToken}, from a file holding the token (one trailing line break is dropped),
      * read now and again before a request whenever the file's modification time or size has
-     * changed: a rotated token is used from the next request on. A changed file that cannot be
+     * changed, and at least once a second: a rotated token is used from the next request on. A changed file that cannot be
      * used keeps the previous token in use and logs a warning.
      *
      * @throws IllegalArgumentException if the file cannot be read or holds no token
