@@ -29,7 +29,10 @@ import org.kiwiproject.consul.model.acl.TokenResponse;
  *       throw {@link ConsulAccessDeniedException}.
  * </ul>
  *
- * A token confined to one prefix cannot read or write another prefix's leases. A
+ * A token confined to one prefix cannot read or write another prefix's leases. Consul's session
+ * rules are per node, not per session: a holder's token may renew or destroy any session on the
+ * nodes it covers if it learns the session's ID (a destroyed session loses its leases; fencing
+ * tokens still reject the old holder's writes). A
  * {@link ConsulFence} writer needs, besides, {@code write} on the guarded resource keys, which lie
  * outside the prefix ({@link #fenceRules}); the fence reads them and writes them with
  * check-and-set, nothing else. Consul must run with {@code acl.enabled = true} and should have
