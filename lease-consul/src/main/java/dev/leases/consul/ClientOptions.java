@@ -2,17 +2,23 @@ package dev.leases.consul;
 
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseStoreFactory;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.Consul;
 
 /**
  * What the builders of {@link ConsulLeaseStore} and {@link ConsulRunLedger} share: where Consul is
- * (a URL, or the user's client), the key prefix, the call bound and the ACL token, each checked
- * when set; and their string settings, for the factories.
+ * (a URL, or the user's client), the key prefix, the call bound, the ACL token and the TLS files,
+ * each checked when set; and their string settings, for the factories. Nothing here prints a
+ * token.
  */
 final class ClientOptions {
 
@@ -22,7 +28,8 @@ final class ClientOptions {
   String keyPrefix = ConsulLeaseStore.DEFAULT_KEY_PREFIX;
   Duration callTimeout = ConsulLeaseStore.DEFAULT_CALL_TIMEOUT;
   int maxConcurrentCalls = ConsulCalls.DEFAULT_MAX_THREADS;
-  @Nullable String aclToken;
+  @Nullable AclToken aclToken;
+  @Nullable ConsulTls tls;
 
   private ClientOptions(@Nullable Consul client, @Nullable String url) {
     this.client = client;
@@ -53,16 +60,43 @@ final class ClientOptions {
 
   /** @param what "store" or "ledger", for the message */
   void aclToken(String aclToken, String what) {
+    requireOwnClient("aclToken(...)", what);
+    this.aclToken = AclToken.fixed(aclToken);
+  }
+
+  /** @param what "store" or "ledger", for the message */
+  void aclTokenFile(Path file, String what) {
+    requireOwnClient("aclTokenFile(...)", what);
+    this.aclToken = AclToken.file(file);
+  }
+
+  /** @param what "store" or "ledger", for the message */
+  void tls(Path trustCert, Path clientCert, Path clientKey, String what) {
+    requireOwnClient("tls(...)", what);
+    ConsulTls t = new ConsulTls(trustCert, clientCert, clientKey);
+    if (!url.regionMatches(true, 0, "https:", 0, 6)) {
+      throw new IllegalArgumentException("TLS is configured but the Consul URL " + url + " is"
+          + " plaintext; use https://host:port (the agent's ports.https)");
+    }
+    this.tls = t;
+  }
+
+  private void requireOwnClient(String setting, String what) {
     if (client != null) {
       throw new IllegalStateException("this " + what + " uses your Consul client: configure the"
-          + " token on it (Consul.builder().withTokenAuth(...)), not here");
+          + " token and TLS on it (Consul.builder().withTokenAuth(...), withSslContext(...)), not"
+          + " with " + setting);
     }
-    this.aclToken = OwnedClient.requireAclToken(aclToken);
   }
 
   /** The call pool these options ask for. */
   ConsulCalls calls() {
-    return new ConsulCalls(callTimeout, target, maxConcurrentCalls);
+    return new ConsulCalls(callTimeout, target, maxConcurrentCalls, keyPrefix);
+  }
+
+  /** The client these options describe, built now (only for options made from a URL). */
+  OwnedClient open() {
+    return OwnedClient.open(url, callTimeout, aclToken, tls);
   }
 
   // ---------------------------------------------------------------- string settings
@@ -70,20 +104,32 @@ final class ClientOptions {
   static final String URL = "url";
   static final String KEY_PREFIX = "keyPrefix";
   static final String CALL_TIMEOUT_MS = "callTimeoutMs";
-  static final String ACL_TOKEN = "aclToken";
-  private static final Set<String> KNOWN = Set.of(URL, KEY_PREFIX, CALL_TIMEOUT_MS, ACL_TOKEN);
+  static final String ACL_TOKEN_FILE = "aclTokenFile";
+  static final String ACL_TOKEN_ENV = "aclTokenEnv";
+  static final String TRUST_CERT_FILE = "trustCertFile";
+  static final String CLIENT_CERT_FILE = "clientCertFile";
+  static final String CLIENT_KEY_FILE = "clientKeyFile";
+  private static final Set<String> KNOWN = Set.of(URL, KEY_PREFIX, CALL_TIMEOUT_MS, ACL_TOKEN_FILE,
+      ACL_TOKEN_ENV, TRUST_CERT_FILE, CLIENT_CERT_FILE, CLIENT_KEY_FILE);
 
   /**
-   * Options from string settings: {@code url} (required), {@code keyPrefix}, {@code callTimeoutMs},
-   * {@code aclToken}; any other setting is refused by name.
+   * Options from string settings (see {@link ConsulLeaseStoreFactory}); any other setting is
+   * refused by name. There is no inline token setting: settings maps get printed.
    *
    * @param what "store" or "run ledger", for the messages
+   * @param environment reads the variable that {@code aclTokenEnv} names
    */
-  static ClientOptions fromSettings(Map<String, String> settings, String what) {
+  static ClientOptions fromSettings(Map<String, String> settings, String what,
+      UnaryOperator<String> environment) {
     for (String key : settings.keySet()) {
+      if (key.equals("aclToken")) {
+        throw new IllegalArgumentException("there is no inline 'aclToken' setting (settings get"
+            + " printed); give the token through '" + ACL_TOKEN_FILE + "' (a file holding it) or '"
+            + ACL_TOKEN_ENV + "' (the name of an environment variable holding it)");
+      }
       if (!KNOWN.contains(key)) {
         throw new IllegalArgumentException("unknown setting '" + key + "'; the Consul " + what
-            + " knows " + KNOWN);
+            + " knows " + new TreeSet<>(KNOWN));
       }
     }
     ClientOptions o = forUrl(LeaseStoreFactory.require(settings, URL));
@@ -100,10 +146,39 @@ final class ClientOptions {
             + " number of milliseconds, was '" + timeout + "'", e);
       }
     }
-    String token = settings.get(ACL_TOKEN);
-    if (token != null) {
-      o.aclToken(token, what);
+    List<String> tokenSources = new ArrayList<>();
+    for (String key : List.of(ACL_TOKEN_FILE, ACL_TOKEN_ENV)) {
+      if (settings.get(key) != null) {
+        tokenSources.add(key);
+      }
+    }
+    if (tokenSources.size() > 1) {
+      throw new IllegalArgumentException("give the ACL token one way, not " + tokenSources);
+    }
+    String file = settings.get(ACL_TOKEN_FILE);
+    if (file != null) {
+      o.aclTokenFile(Path.of(file.trim()), what);
+    }
+    String variable = settings.get(ACL_TOKEN_ENV);
+    if (variable != null) {
+      String value = environment.apply(variable.trim());
+      if (value == null || value.isEmpty()) {
+        throw new IllegalArgumentException("setting '" + ACL_TOKEN_ENV + "' names the environment"
+            + " variable " + variable.trim() + ", which is not set or empty");
+      }
+      o.aclToken = AclToken.fixed(AclToken.requireToken(value,
+          "the ACL token in environment variable " + variable.trim()));
+    }
+    String trust = settings.get(TRUST_CERT_FILE);
+    String cert = settings.get(CLIENT_CERT_FILE);
+    String key = settings.get(CLIENT_KEY_FILE);
+    if (trust != null || cert != null || key != null) {
+      o.tls(path(trust), path(cert), path(key), what);
     }
     return o;
+  }
+
+  private static Path path(String file) {
+    return file == null ? null : Path.of(file.trim());
   }
 }

@@ -77,6 +77,7 @@ final class ConsulCalls {
 
   private final Duration timeout;
   private final String target;
+  private final String keyPrefix;
   private final int maxThreads;
   private final int maxQueued;
   private final ThreadPoolExecutor pool;
@@ -86,8 +87,17 @@ final class ConsulCalls {
   }
 
   ConsulCalls(Duration timeout, String target, int maxThreads) {
+    this(timeout, target, maxThreads, null);
+  }
+
+  /**
+   * @param keyPrefix the key prefix of the store or ledger, to say what an ACL token needs when
+   *     Consul refuses it; null for other callers
+   */
+  ConsulCalls(Duration timeout, String target, int maxThreads, String keyPrefix) {
     this.timeout = timeout;
     this.target = target;
+    this.keyPrefix = keyPrefix;
     this.maxThreads = requireMaxThreads(maxThreads);
     this.maxQueued = 4 * maxThreads;
     String prefix = THREAD_PREFIX + "call-" + POOLS.incrementAndGet() + "-";
@@ -328,19 +338,68 @@ final class ConsulCalls {
       return (RuntimeException) cause;
     }
     if (cause instanceof ConsulException ce) {
+      ConsulAccessDeniedException denied = ConsulPolicies.denied(what, target, keyPrefix, ce);
+      if (denied != null) {
+        return denied;
+      }
+      Throwable tls = tlsFailure(ce);
+      if (tls != null) {
+        return new LeaseStoreUnavailableException(what + ": the TLS handshake with " + target
+            + " failed (" + tls + "); nothing was sent. " + tlsAdvice(tls), ce);
+      }
       if (ce.getCause() instanceof IOException io) {
         return new LeaseStoreUnavailableException(what + ": " + target + " could not be reached ("
             + io + "); the outcome is unknown", ce);
       }
       String msg = String.valueOf(ce.getMessage());
-      String hint = msg.contains("Permission denied") || msg.contains("ACL not found")
-          ? "; check the ACL token: it needs key:write on the key prefix and session:write on the"
-              + " agent's node"
-          : "";
+      String hint = msg.contains("HTTP request to an HTTPS server")
+          ? "; this port serves HTTPS: use an https:// URL (and tls(...) or trustCertFile)" : "";
       return new LeaseStoreUnavailableException(what + ": " + target + " answered with an error ("
           + msg + ")" + hint + "; the outcome is unknown", ce);
     }
     return new LeaseStoreUnavailableException(what + ": unexpected failure talking to " + target
         + " (" + cause + "); the outcome is unknown", cause);
+  }
+
+  /** What to check after TLS failure {@code tls}: the likely cause first, then the others. */
+  private static String tlsAdvice(Throwable tls) {
+    String all = "Check that the trust certificate (trustCertFile, tls(trustCert, ...)) is the"
+        + " authority that signed the agent's cert_file, that the agent's certificate names the"
+        + " URL's host (subject alternative name), that the agent serves HTTPS on that port"
+        + " (ports.https), and, if the agent sets verify_incoming, that a client certificate and"
+        + " key (clientCertFile, clientKeyFile) signed by an authority in the agent's ca_file are"
+        + " given";
+    String text = "";
+    for (Throwable c = tls; c != null && c.getCause() != c; c = c.getCause()) {
+      text += " " + c;
+    }
+    if (text.contains("PKIX") || text.contains("CertPath")) {
+      return "This client does not trust the agent's certificate: it was not signed by the"
+          + " authority of trustCertFile (tls(trustCert, ...); without one, the JDK's trust"
+          + " store). " + all;
+    }
+    if (text.contains("SSLPeerUnverifiedException") || text.contains("subject alternative")
+        || text.contains("not verified")) {
+      return "The agent's certificate does not name the URL's host: use a host name or IP"
+          + " address its subject alternative names carry, or reissue it. " + all;
+    }
+    if (text.contains("certificate_required") || text.contains("bad_certificate")
+        || text.contains("unknown_ca") || text.contains("certificate_unknown")) {
+      return "The agent refused this client's certificate (or its absence): it sets"
+          + " verify_incoming, so give clientCertFile and clientKeyFile (tls(trustCert,"
+          + " clientCert, clientKey)) signed by an authority in the agent's ca_file. " + all;
+    }
+    return all;
+  }
+
+  /** The TLS failure in {@code t}'s cause chain, or null. */
+  static Throwable tlsFailure(Throwable t) {
+    for (Throwable c = t; c != null && c.getCause() != c; c = c.getCause()) {
+      if (c instanceof javax.net.ssl.SSLException
+          || c instanceof java.security.cert.CertificateException) {
+        return c;
+      }
+    }
+    return null;
   }
 }

@@ -297,8 +297,8 @@ public final class ConsulLeaseStore implements LeaseStore {
   }
 
   /**
-   * A store that creates and owns its Consul client (HTTP, or HTTPS with the JVM's trust store; an
-   * ACL token with {@link Builder#aclToken(String)}) and destroys it on {@link #close()}. Its
+   * A store that creates and owns its Consul client (HTTP, or HTTPS: {@link Builder#tls}; an ACL
+   * token: {@link Builder#aclTokenFile}) and destroys it on {@link #close()}. Its
    * sessions end by their TTL only. Recommended.
    *
    * @param url the agent's HTTP address, e.g. {@code http://127.0.0.1:8500}
@@ -364,12 +364,38 @@ public final class ConsulLeaseStore implements LeaseStore {
     }
 
     /**
-     * The ACL token sent with every request ({@code X-Consul-Token}); it needs {@code key:write} on
-     * the prefix and {@code session:write} on the agent's node. Only for stores built from a URL:
-     * configure your own client's token on that client.
+     * The ACL token sent with every request ({@code X-Consul-Token}); what it needs is
+     * {@link ConsulPolicies#rules ConsulPolicies.rules(prefix, HOLDER)}. Only for stores built from
+     * a URL: configure your own client's token on that client. Prefer {@link #aclTokenFile}.
      */
     public Builder aclToken(String aclToken) {
       options.aclToken(aclToken, "store");
+      return this;
+    }
+
+    /**
+     * As {@link #aclToken}, from a file holding the token (one trailing line break is dropped),
+     * read now and again before a request whenever the file's modification time or size has
+     * changed, and at least once a second: a rotated token is used from the next request on. A changed file that cannot be
+     * used keeps the previous token in use and logs a warning.
+     *
+     * @throws IllegalArgumentException if the file cannot be read or holds no token
+     */
+    public Builder aclTokenFile(java.nio.file.Path file) {
+      options.aclTokenFile(file, "store");
+      return this;
+    }
+
+    /**
+     * HTTPS to an {@code https://} URL: the agent's certificate is checked against
+     * {@code trustCert} (PEM; null: the JDK's default trust store) and the host of the URL; for an
+     * agent with {@code verify_incoming}, this store presents {@code clientCert} with
+     * {@code clientKey} (PEM, the key unencrypted PKCS#8), both or neither. An agent whose
+     * certificate is not trusted fails every call at once, saying what to check.
+     */
+    public Builder tls(java.nio.file.Path trustCert, java.nio.file.Path clientCert,
+        java.nio.file.Path clientKey) {
+      options.tls(trustCert, clientCert, clientKey, "store");
       return this;
     }
 
@@ -378,9 +404,9 @@ public final class ConsulLeaseStore implements LeaseStore {
       if (options.client != null) {
         return new ConsulLeaseStore(this, options.client, false, null);
       }
-      OwnedClient owned = OwnedClient.open(options.url, options.callTimeout, options.aclToken);
+      OwnedClient owned = options.open();
       return new ConsulLeaseStore(this, owned.consul(), true,
-          SessionCreator.direct(owned.direct(), options.url, options.aclToken));
+          SessionCreator.direct(owned.direct(), options.url));
     }
   }
 

@@ -541,13 +541,25 @@ public final class ConsulRunLedger implements RunLedger<Void>, AutoCloseable {
       return this;
     }
 
+    /** As {@link ConsulLeaseStore.Builder#aclTokenFile}. */
+    public Builder aclTokenFile(java.nio.file.Path file) {
+      options.aclTokenFile(file, "ledger");
+      return this;
+    }
+
+    /** As {@link ConsulLeaseStore.Builder#tls}. */
+    public Builder tls(java.nio.file.Path trustCert, java.nio.file.Path clientCert,
+        java.nio.file.Path clientKey) {
+      options.tls(trustCert, clientCert, clientKey, "ledger");
+      return this;
+    }
+
     /** The ledger. */
     public ConsulRunLedger build() {
       if (options.client != null) {
         return new ConsulRunLedger(this, options.client, false);
       }
-      return new ConsulRunLedger(this,
-          OwnedClient.open(options.url, options.callTimeout, options.aclToken).consul(), true);
+      return new ConsulRunLedger(this, options.open().consul(), true);
     }
   }
 }

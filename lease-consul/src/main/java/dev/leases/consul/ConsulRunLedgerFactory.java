@@ -5,15 +5,10 @@ import java.util.Map;
 
 /**
  * Opens a {@link ConsulRunLedger} that owns its Consul client, from the same string settings as
- * {@link ConsulLeaseStoreFactory} (give both the same {@code keyPrefix}):
- * <ul>
- *   <li>{@code url} (required) — the agent's HTTP address, e.g. {@code http://127.0.0.1:8500}
- *   <li>{@code keyPrefix} (optional) — default {@value ConsulLeaseStore#DEFAULT_KEY_PREFIX}; the
- *       records live in {@code <keyPrefix>/.once/}
- *   <li>{@code callTimeoutMs} (optional) — default 2000
- *   <li>{@code aclToken} (optional) — the ACL token to send
- * </ul>
- * Unknown settings are rejected by name. Close the ledger it returns.
+ * {@link ConsulLeaseStoreFactory} ({@code url}, {@code keyPrefix}, {@code callTimeoutMs},
+ * {@code aclTokenFile} | {@code aclTokenEnv}, {@code trustCertFile}, {@code clientCertFile},
+ * {@code clientKeyFile}; give both the same {@code keyPrefix}: the records live in
+ * {@code <keyPrefix>/.once/}). Unknown settings are rejected by name. Close the ledger it returns.
  */
 public final class ConsulRunLedgerFactory implements RunLedgerFactory {
 
@@ -22,6 +17,7 @@ public final class ConsulRunLedgerFactory implements RunLedgerFactory {
 
   @Override
   public ConsulRunLedger open(Map<String, String> settings) {
-    return new ConsulRunLedger.Builder(ClientOptions.fromSettings(settings, "run ledger")).build();
+    return new ConsulRunLedger.Builder(ClientOptions.fromSettings(settings, "run ledger",
+        System::getenv)).build();
   }
 }

@@ -25,18 +25,25 @@ import org.kiwiproject.consul.util.failover.strategy.ConsulFailoverStrategy;
  * {@link Consul#destroy()} cancels the calls of both and shuts them down.
  *
  * @param consul the kiwiproject client
- * @param direct OkHttp sharing its pool, dispatcher and timeouts (not its token: add it yourself)
+ * @param direct OkHttp sharing its pool, dispatcher, timeouts, TLS settings and token
  */
 record OwnedClient(Consul consul, OkHttpClient direct) {
 
+  /** The header that carries the ACL token. */
+  static final String TOKEN_HEADER = "X-Consul-Token";
+
   /**
-   * Builds the client for {@code url} (checked with {@link #requireUrl}); {@code aclToken} may be
-   * null.
+   * Builds the client for {@code url} (checked with {@link #requireUrl}); {@code aclToken} (sent as
+   * {@code X-Consul-Token} on every request of both clients, asked for each request) and
+   * {@code tls} (for {@code https://}; null: the JDK's default trust store) may be null.
    *
-   * @throws IllegalArgumentException if the client cannot be built for that URL
+   * @throws IllegalArgumentException if the client cannot be built for that URL or the TLS files
+   *     cannot be used
    */
-  static OwnedClient open(String url, Duration callTimeout, @Nullable String aclToken) {
+  static OwnedClient open(String url, Duration callTimeout, @Nullable AclToken aclToken,
+      @Nullable ConsulTls tls) {
     int ms = (int) Math.max(1, callTimeout.toMillis());
+    ConsulTls.Context ssl = tls == null ? null : tls.load();
     // One pool and one set of (daemon) dispatcher threads for the kiwiproject client and for the
     // requests it cannot express; Consul.destroy() cancels their calls and shuts both down. The
     // dispatcher runs only asynchronous requests (a release watch's blocking query per watched
@@ -60,26 +67,26 @@ record OwnedClient(Consul consul, OkHttpClient direct) {
       if (aclToken != null) {
         cb.withTokenAuth(aclToken);
       }
+      if (ssl != null) {
+        cb.withSslContext(ssl.ssl()).withTrustManager(ssl.trust());
+      }
       owned = cb.build();
     } catch (RuntimeException e) {
       dispatch.shutdownNow();
       throw new IllegalArgumentException("cannot build a Consul client for " + url + ": " + e, e);
     }
-    OkHttpClient direct = new OkHttpClient.Builder().connectionPool(pool)
+    OkHttpClient.Builder direct = new OkHttpClient.Builder().connectionPool(pool)
         .dispatcher(new Dispatcher(dispatch)).addInterceptor(ConsulCalls.INTERCEPTOR)
         .connectTimeout(ms, TimeUnit.MILLISECONDS).readTimeout(ms, TimeUnit.MILLISECONDS)
-        .writeTimeout(ms, TimeUnit.MILLISECONDS).build();
-    return new OwnedClient(owned, direct);
-  }
-
-  /** Checks an ACL token: non-blank printable ASCII without spaces; returns it. */
-  static String requireAclToken(String aclToken) {
-    Objects.requireNonNull(aclToken, "aclToken must not be null");
-    if (aclToken.isBlank() || aclToken.chars().anyMatch(c -> c < 0x21 || c > 0x7e)) {
-      throw new IllegalArgumentException("aclToken must be non-blank printable ASCII without"
-          + " spaces (a Consul token is a UUID)");
+        .writeTimeout(ms, TimeUnit.MILLISECONDS);
+    if (aclToken != null) {
+      direct.addInterceptor(chain -> chain.proceed(chain.request().newBuilder()
+          .header(TOKEN_HEADER, aclToken.getToken()).build()));
     }
-    return aclToken;
+    if (ssl != null) {
+      direct.sslSocketFactory(ssl.ssl().getSocketFactory(), ssl.trust());
+    }
+    return new OwnedClient(owned, direct.build());
   }
 
   /**
@@ -128,26 +135,55 @@ record OwnedClient(Consul consul, OkHttpClient direct) {
     }
   }
 
-  /** Checks a Consul agent URL: {@code http(s)://host:port}, nothing else; returns it trimmed. */
+  /**
+   * Checks a Consul agent URL: {@code http(s)://host:port}, nothing else; returns it trimmed.
+   * Messages show the URL with any user info, query or fragment masked ({@link #redacted}): those
+   * are where a token or password would be.
+   */
   static String requireUrl(String url) {
     Objects.requireNonNull(url, "url must not be null");
     URI uri;
     try {
       uri = URI.create(url.trim());
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("cannot parse Consul URL '" + url + "'; expected"
-          + " http://host:port, e.g. http://127.0.0.1:8500", e);
+      // not e: its message quotes the whole input
+      throw new IllegalArgumentException("cannot parse Consul URL '" + redacted(url) + "';"
+          + " expected http://host:port, e.g. http://127.0.0.1:8500");
     }
     String scheme = uri.getScheme();
+    if (uri.getRawQuery() != null || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
+      throw new IllegalArgumentException("Consul URL '" + redacted(url) + "' must not carry user"
+          + " info, a query or a fragment; give the ACL token with aclTokenFile (or aclTokenEnv),"
+          + " never in the URL");
+    }
     if (scheme == null || !(scheme.equals("http") || scheme.equals("https")) || uri.getHost() == null
         || uri.getPort() == 0 || uri.getPort() > 65535) {
-      throw new IllegalArgumentException("Consul URL '" + url + "' must be http://host:port or"
-          + " https://host:port, e.g. http://127.0.0.1:8500");
-    }
-    if (uri.getRawQuery() != null || uri.getRawFragment() != null || uri.getRawUserInfo() != null) {
-      throw new IllegalArgumentException("Consul URL '" + url + "' must not carry user info, a query"
-          + " or a fragment; pass credentials through your own Consul client (builder(Consul))");
+      throw new IllegalArgumentException("Consul URL '" + redacted(url) + "' must be"
+          + " http://host:port or https://host:port, e.g. http://127.0.0.1:8500");
     }
     return url.trim();
+  }
+
+  /**
+   * {@code url} with the user info ({@code //...@}) and any query or fragment replaced by
+   * {@code ***}.
+   */
+  static String redacted(String url) {
+    String u = url.trim();
+    int cut = u.length();
+    for (char c : new char[] {'?', '#'}) {
+      int i = u.indexOf(c);
+      if (i >= 0 && i < cut) {
+        cut = i;
+      }
+    }
+    String head = u.substring(0, cut) + (cut < u.length() ? u.charAt(cut) + "***" : "");
+    int at = head.lastIndexOf('@');
+    int slashes = head.indexOf("//");
+    if (at >= 0) {
+      head = (slashes >= 0 && slashes < at ? head.substring(0, slashes + 2) : "") + "***"
+          + head.substring(at);
+    }
+    return head;
   }
 }

@@ -84,6 +84,8 @@ final class ReleaseWatches {
   private final KeyValueClient kv;
   private final KeyLayout keys;
   private final String prefix;
+  private final String keyPrefix;
+  private volatile boolean deniedReported;
   private final ReleaseListeners listeners = new ReleaseListeners();
   private final ScheduledExecutorService timer;
 
@@ -99,6 +101,7 @@ final class ReleaseWatches {
     this.kv = kv;
     this.keys = keys;
     this.prefix = keys.prefix() + "/";
+    this.keyPrefix = keys.prefix();
     ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
       Thread th = new Thread(r, "leases-consul-watch-timer");
       th.setDaemon(true);
@@ -250,6 +253,7 @@ final class ReleaseWatches {
 
         @Override
         public void onFailure(Throwable failure) {
+          warnIfDenied(failure);
           log.debug("release watch on {}: read failed, retrying: {}", prefix, failure.toString());
           synchronized (ReleaseWatches.this) {
             baselineInFlight = false;
@@ -295,6 +299,23 @@ final class ReleaseWatches {
   private static long indexOf(ConsulResponse<?> response) {
     BigInteger i = response.getIndex();
     return i == null || i.signum() < 0 || i.bitLength() > 63 ? 0 : i.longValue();
+  }
+
+  /**
+   * Logs, once per store, that Consul refuses the watch's token: listeners would otherwise wait
+   * for hints that never come while the watch retries quietly.
+   */
+  private void warnIfDenied(Throwable failure) {
+    if (deniedReported || !(failure instanceof org.kiwiproject.consul.ConsulException ce)) {
+      return;
+    }
+    ConsulAccessDeniedException denied = ConsulPolicies.denied("release watch on " + prefix
+        + " (onRelease)", "Consul", keyPrefix, ce);
+    if (denied != null) {
+      deniedReported = true;
+      log.warn("{}. Until the token may read the prefix, listeners get no release hints; the"
+          + " watch keeps retrying", denied.getMessage());
+    }
   }
 
   private void later(Runnable task, long ms) {
@@ -347,6 +368,7 @@ final class ReleaseWatches {
         @Override
         public void onFailure(Throwable failure) {
           if (!stopped) {
+            warnIfDenied(failure);
             log.debug("release watch on {} failed, retrying in {} ms: {}", where(), retryMs,
                 failure.toString());
             failed();

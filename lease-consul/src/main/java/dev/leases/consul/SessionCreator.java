@@ -29,9 +29,9 @@ import org.kiwiproject.consul.util.Jackson;
  * ends — possibly before its TTL — whenever that node is judged failed). The kiwiproject client
  * serialises requests with empty collections left out, so {@link SessionClient#createSession}
  * cannot send an empty check list. A store built from a URL therefore sends this one request
- * itself, over an OkHttp client that shares the kiwiproject client's connection pool, dispatcher
- * and token; a store built on a user's client can only go through {@link SessionClient} and gets
- * the {@code serfHealth} check.
+ * itself, over an OkHttp client that shares the kiwiproject client's connection pool, dispatcher,
+ * TLS settings and token; a store built on a user's client can only go through
+ * {@link SessionClient} and gets the {@code serfHealth} check.
  */
 abstract class SessionCreator {
 
@@ -71,7 +71,7 @@ abstract class SessionCreator {
   }
 
   /** A direct {@code PUT <url>/v1/session/create} with an explicitly empty check list. */
-  static SessionCreator direct(OkHttpClient http, String url, @Nullable String token) {
+  static SessionCreator direct(OkHttpClient http, String url) {
     HttpUrl endpoint = HttpUrl.get(url.replaceAll("/+$", "") + "/v1/session/create");
     return new SessionCreator() {
       @Override
@@ -81,9 +81,6 @@ abstract class SessionCreator {
             + ",\"LockDelay\":\"0s\",\"Behavior\":\"release\",\"Checks\":[],\"NodeChecks\":[]}";
         Request.Builder request = new Request.Builder().url(endpoint)
             .put(RequestBody.create(body, JSON));
-        if (token != null) {
-          request.header("X-Consul-Token", token);
-        }
         try (Response response = http.newCall(request.build()).execute()) {
           ResponseBody rb = response.body();
           String text = rb == null ? "" : rb.string();

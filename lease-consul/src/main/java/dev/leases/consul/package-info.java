@@ -11,6 +11,13 @@
  * ({@code >=} the highest accepted, kept in the key's {@code Flags}, else
  * {@link dev.leases.FencedOutException}).
  *
+ * <p>Security: {@link dev.leases.consul.ConsulPolicies} gives the ACL rules of a holder and of a
+ * read-only observer for one key prefix, and creates policies and tokens through an
+ * administrator's client; every ACL refusal throws
+ * {@link dev.leases.consul.ConsulAccessDeniedException}. Stores built from a URL take the token
+ * from a file ({@code aclTokenFile}, re-read when it changes) or the environment, and speak HTTPS
+ * with a PEM trust certificate and an optional client certificate.
+ *
  * <p>Failover bound: Consul may keep a dead holder's session for up to {@code 2 x TTL} after its
  * last renewal. Minimum TTL: the server's {@code session_ttl_min}, 10 s unless configured.
  */

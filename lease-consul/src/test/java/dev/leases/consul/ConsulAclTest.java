@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
 import dev.leases.LeaseStore;
-import dev.leases.LeaseStoreUnavailableException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -41,8 +40,8 @@ class ConsulAclTest {
 
   @Test
   void aStoreWithTheTokenWorksEndToEnd() {
-    try (LeaseStore s = new ConsulLeaseStoreFactory().open(Map.of("url", agent.url(),
-            "aclToken", TOKEN));
+    try (LeaseStore s = new ConsulLeaseStoreFactory(n -> n.equals("T") ? TOKEN : null)
+            .open(Map.of("url", agent.url(), "aclTokenEnv", "T"));
         LeaseStore follower = ConsulLeaseStore.builder(agent.url()).aclToken(TOKEN).build()) {
       String n = "acl-" + UUID.randomUUID();
       HolderId a = HolderId.generate();
@@ -75,20 +74,35 @@ class ConsulAclTest {
       assertThat(s.inspect(n).status()).as("reads are allowed").isNotNull();
       // the lock transaction is denied: Consul answers 409 as for a lost race, with the reason
       assertThatThrownBy(() -> s.acquireOrRenew(n, HolderId.generate(), Duration.ofSeconds(5)))
-          .isInstanceOf(LeaseStoreUnavailableException.class)
-          .hasMessageContaining("Permission denied")
-          .hasMessageContaining("ACL token");
+          .isInstanceOf(ConsulAccessDeniedException.class)
+          .hasMessageContaining("acquireOrRenew('" + n + "')")
+          .hasMessageContaining("lacks permission 'key:write' on \"" + s.keyOf(n) + "\"")
+          .hasMessageContaining("key_prefix \"leases/\" { policy = \"write\" }")
+          .hasMessageNotContaining(readOnly);
     }
   }
 
   @Test
-  void aStoreWithoutTheTokenFailsSayingWhatToFix() {
+  void aStoreWithoutTheTokenOrWithAnUnknownOneFailsSayingWhatToFix() {
     try (ConsulLeaseStore s = ConsulLeaseStore.builder(agent.url()).build()) {
       assertThatThrownBy(() -> s.acquireOrRenew("acl-" + UUID.randomUUID(), HolderId.generate(),
           Duration.ofSeconds(5)))
-          .isInstanceOf(LeaseStoreUnavailableException.class)
-          .hasMessageContaining("Permission denied")
-          .hasMessageContaining("ACL token");
+          .isInstanceOf(ConsulAccessDeniedException.class)
+          .hasMessageContaining("without an ACL token")
+          .hasMessageContaining("aclTokenFile");
+      assertThatThrownBy(() -> s.inspect("acl-" + UUID.randomUUID()))
+          .isInstanceOf(ConsulAccessDeniedException.class)
+          .hasMessageContaining("inspect(")
+          .hasMessageContaining("key:read");
+    }
+    String unknown = UUID.randomUUID().toString();
+    try (ConsulLeaseStore s = ConsulLeaseStore.builder(agent.url()).aclToken(unknown).build()) {
+      assertThatThrownBy(() -> s.acquireOrRenew("acl-" + UUID.randomUUID(), HolderId.generate(),
+          Duration.ofSeconds(5)))
+          .isInstanceOf(ConsulAccessDeniedException.class)
+          .hasMessageContaining("does not know the ACL token")
+          .hasMessageContaining("SecretID")
+          .hasMessageNotContaining(unknown);
     }
     assertThatThrownBy(() -> ConsulLeaseStore.builder(agent.url()).aclToken("has space"))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("aclToken");

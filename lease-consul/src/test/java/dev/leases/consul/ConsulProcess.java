@@ -26,12 +26,54 @@ final class ConsulProcess implements AutoCloseable {
   private final List<String> argv;
   private final Path dir;
   private final int httpPort;
+  /** Set for {@link #secureServer}: how its readiness probe connects. */
+  private final SecureProbe secure;
   private Process process;
 
   private ConsulProcess(List<String> argv, Path dir, int httpPort) {
+    this(argv, dir, httpPort, null);
+  }
+
+  private ConsulProcess(List<String> argv, Path dir, int httpPort, SecureProbe secure) {
     this.argv = argv;
     this.dir = dir;
     this.httpPort = httpPort;
+    this.secure = secure;
+  }
+
+  /** The management token and client TLS a secure server's readiness probe uses. */
+  private record SecureProbe(String managementToken, javax.net.ssl.SSLContext ssl) {}
+
+  /**
+   * A single server with a data directory (as {@link #persistentServer()}) that serves only HTTPS
+   * ({@code ports { https = N, http = -1 }}) with {@code certs}' server certificate, demands client
+   * certificates of {@code certs}' authority when {@code verifyIncoming}, and enforces ACLs
+   * ({@code default_policy = "deny"}, {@code managementToken} as {@code initial_management}).
+   */
+  static ConsulProcess secureServer(dev.leases.tck.servers.TestCertificates certs,
+      String managementToken, boolean verifyIncoming) throws IOException, InterruptedException {
+    int port = FreePorts.pick();
+    Path dir = Files.createTempDirectory("leases-consul-secure-");
+    List<String> argv = new ArrayList<>(List.of(binary().toString(), "agent", "-server",
+        "-bootstrap-expect", "1", "-data-dir", dir.resolve("data").toString(),
+        "-node", "leases-secure-" + port));
+    List<String> common = new ArrayList<>(ConsulServers.commonArgs(port));
+    common.set(common.indexOf("-http-port") + 1, "-1");
+    common.set(common.indexOf("ports { https = -1 }"), "ports { https = " + port + " }");
+    argv.addAll(common);
+    argv.addAll(List.of("-hcl", "session_ttl_min = \"1s\"",
+        "-hcl", "performance { raft_multiplier = 1 }",
+        "-hcl", "acl { enabled = true\n default_policy = \"deny\"\n"
+            + " tokens { initial_management = \"" + managementToken + "\" } }",
+        "-hcl", "tls { defaults { ca_file = \"" + certs.ca() + "\"\n cert_file = \""
+            + certs.serverCert() + "\"\n key_file = \"" + certs.serverKey() + "\"\n"
+            + " verify_incoming = " + verifyIncoming + " } }"));
+    javax.net.ssl.SSLContext ssl = new ConsulTls(certs.ca(), certs.clientCert(), certs.clientKey())
+        .load().ssl();
+    ConsulProcess p = new ConsulProcess(List.copyOf(argv), dir, port,
+        new SecureProbe(managementToken, ssl));
+    p.start();
+    return p;
   }
 
   /**
@@ -73,7 +115,7 @@ final class ConsulProcess implements AutoCloseable {
   }
 
   String url() {
-    return "http://127.0.0.1:" + httpPort;
+    return (secure != null ? "https" : "http") + "://127.0.0.1:" + httpPort;
   }
 
   int httpPort() {
@@ -88,10 +130,46 @@ final class ConsulProcess implements AutoCloseable {
       if (!FreePorts.awaitListening(httpPort, Duration.ofSeconds(60)) || !process.isAlive()) {
         throw new IOException("consul did not listen on " + httpPort + ": " + log());
       }
-      ConsulServers.awaitLeader(url(), Duration.ofSeconds(60));
+      if (secure != null) {
+        awaitSecureLeader(Duration.ofSeconds(60));
+      } else {
+        ConsulServers.awaitLeader(url(), Duration.ofSeconds(60));
+      }
     } catch (IOException | RuntimeException e) {
       stop();
       throw new IllegalStateException("consul did not come up: " + e.getMessage() + "\n" + log(), e);
+    }
+  }
+
+  /**
+   * As {@link ConsulServers#awaitLeader}, over HTTPS with the management token: a leader, and the
+   * agent's node in the catalog (sessions need it).
+   */
+  private void awaitSecureLeader(Duration timeout) throws IOException, InterruptedException {
+    java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().sslContext(secure.ssl())
+        .connectTimeout(Duration.ofSeconds(1)).build();
+    long end = System.nanoTime() + timeout.toNanos();
+    String last = "";
+    for (String path : List.of("/v1/status/leader", "/v1/catalog/nodes")) {
+      while (true) {
+        try {
+          var r = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url() + path))
+              .header("X-Consul-Token", secure.managementToken()).timeout(Duration.ofSeconds(2))
+              .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+          last = r.statusCode() + " " + r.body();
+          if (r.statusCode() == 200 && (path.endsWith("leader") ? r.body().trim().length() > 2
+              : r.body().contains("\"Node\""))) {
+            break;
+          }
+        } catch (IOException e) {
+          last = e.toString();
+        }
+        if (System.nanoTime() - end > 0) {
+          throw new IOException("Consul at " + url() + path + " was not ready within " + timeout
+              + ": " + last);
+        }
+        Thread.sleep(100);
+      }
     }
   }
 

@@ -7,14 +7,13 @@ import dev.leases.HolderId;
 import dev.leases.LeaseStore;
 import dev.leases.tck.servers.FreePorts;
 import dev.leases.testing.LogCapture;
+import dev.leases.testing.Secrets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -102,18 +101,7 @@ class EtcdSecretsTest {
     String logs = LogCapture.during(() -> {
       for (Supplier<LeaseStore> s : stores) {
         try (LeaseStore store = s.get()) {
-          assertThat(store.toString()).doesNotContain(SECRET);
-          for (Runnable call : List.<Runnable>of(
-              () -> store.acquireOrRenew("s", HolderId.generate(), Duration.ofSeconds(5)),
-              () -> store.inspect("s"), () -> store.release("s", HolderId.generate()))) {
-            try {
-              call.run();
-              throw new AssertionError("a call with a wrong password or no server succeeded");
-            } catch (RuntimeException e) {
-              thrown.add(e);
-            }
-          }
-          store.onRelease("s", () -> {}).close();
+          thrown.addAll(Secrets.failingCalls(store, SECRET));
         }
       }
       for (String endpoint : List.of("http://" + user + ":" + SECRET + "@127.0.0.1:2379",
@@ -130,25 +118,9 @@ class EtcdSecretsTest {
     assertThat(thrown).anySatisfy(e -> assertThat(e).isInstanceOf(EtcdAccessDeniedException.class)
         .hasMessageContaining("rejected the credentials"));
     for (Throwable t : thrown) {
-      assertThat(chain(t)).as("exception chain of %s", t).doesNotContain(SECRET);
+      assertThat(Secrets.chain(t)).as("exception chain of %s", t).doesNotContain(SECRET);
     }
     assertThat(logs).doesNotContain(SECRET);
   }
 
-  /** Every message and toString in {@code t}'s causes and suppressed exceptions. */
-  private static String chain(Throwable t) {
-    StringBuilder b = new StringBuilder();
-    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-    List<Throwable> todo = new ArrayList<>(List.of(t));
-    while (!todo.isEmpty()) {
-      Throwable c = todo.remove(todo.size() - 1);
-      if (c == null || !seen.add(c)) {
-        continue;
-      }
-      b.append(c).append('\n').append(c.getMessage()).append('\n');
-      todo.add(c.getCause());
-      todo.addAll(List.of(c.getSuppressed()));
-    }
-    return b.toString();
-  }
 }
