@@ -154,12 +154,23 @@ public final class RedisLeaseStore implements LeaseStore {
     try {
       uri = RedisURI.create(redisUri);
     } catch (RuntimeException e) {
+      // Lettuce's message quotes the URI, password and all: redact it, and drop the cause
       throw new IllegalArgumentException("cannot parse Redis URI (expected redis://host:port[/db]"
-          + " or rediss://...): " + e.getMessage(), e);
+          + " or rediss://...): " + redactUserInfo(String.valueOf(e.getMessage()), redisUri));
     }
     Builder b = new Builder(uri, null, null);
     b.parsed = true;
     return b;
+  }
+
+  /** {@code text} with the user info of {@code uri} (between {@code ://} and the last {@code @}) masked. */
+  static String redactUserInfo(String text, String uri) {
+    int start = uri.indexOf("://");
+    int at = uri.lastIndexOf('@');
+    if (start < 0 || at <= start + 3) {
+      return text;
+    }
+    return text.replace(uri.substring(start + 3, at), "***");
   }
 
   /** Like {@link #builder(String)}. */
