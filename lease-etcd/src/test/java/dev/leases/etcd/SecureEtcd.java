@@ -4,20 +4,17 @@ import dev.leases.tck.servers.TestCertificates;
 import dev.leases.tck.servers.FreePorts;
 import dev.leases.tck.servers.LocalProcessServer;
 import dev.leases.tck.servers.LocalServers;
+import dev.leases.testing.TestSecrets;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import io.grpc.netty.GrpcSslContexts;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -165,17 +162,11 @@ final class SecureEtcd {
 
   /** A 0600 file holding {@code content}, deleted at JVM exit. */
   static Path secretFile(String content) throws Exception {
-    Path f = Files.createTempFile("leases-etcd-secret-", "",
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    Files.writeString(f, content, StandardCharsets.UTF_8);
-    f.toFile().deleteOnExit();
-    return f;
+    return TestSecrets.file(content);
   }
 
   static String random(String prefix) {
-    byte[] b = new byte[6];
-    ThreadLocalRandom.current().nextBytes(b);
-    return prefix + HexFormat.of().formatHex(b);
+    return TestSecrets.random(prefix);
   }
 
   static ByteSequence utf8(String s) {

@@ -7,14 +7,13 @@ import dev.leases.HolderId;
 import dev.leases.LeaseStore;
 import dev.leases.tck.servers.FreePorts;
 import dev.leases.testing.LogCapture;
+import dev.leases.testing.TestSecrets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -162,26 +161,9 @@ class RedisSecretsTest {
         .isInstanceOf(RedisAccessDeniedException.class)
         .hasMessageContaining("rejected the credentials"));
     for (Throwable t : thrown) {
-      assertThat(chain(t)).as("exception chain of %s", t).doesNotContain(SECRET)
+      assertThat(TestSecrets.chain(t)).as("exception chain of %s", t).doesNotContain(SECRET)
           .doesNotContain(MASKED);
     }
     assertThat(logs).doesNotContain(SECRET);
-  }
-
-  /** Every message and toString in {@code t}'s causes and suppressed exceptions. */
-  private static String chain(Throwable t) {
-    StringBuilder b = new StringBuilder();
-    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-    List<Throwable> todo = new ArrayList<>(List.of(t));
-    while (!todo.isEmpty()) {
-      Throwable c = todo.remove(todo.size() - 1);
-      if (c == null || !seen.add(c)) {
-        continue;
-      }
-      b.append(c).append('\n').append(c.getMessage()).append('\n');
-      todo.add(c.getCause());
-      todo.addAll(List.of(c.getSuppressed()));
-    }
-    return b.toString();
   }
 }

@@ -1,6 +1,7 @@
 package dev.leases.redis;
 
 import dev.leases.tck.servers.TestCertificates;
+import dev.leases.testing.TestSecrets;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -9,11 +10,8 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The secured Redis server of the tests, one per test JVM: the local {@code redis-server} with TLS
@@ -122,18 +120,12 @@ final class SecureRedis {
     process.startAgain();
   }
 
-  /** A file, 0600, holding {@code content}. */
+  /** A 0600 file holding {@code content}, deleted at JVM exit. */
   static Path secretFile(String content) throws Exception {
-    Path f = Files.createTempFile("leases-redis-secret-", ".txt",
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    Files.writeString(f, content, StandardCharsets.UTF_8);
-    f.toFile().deleteOnExit();
-    return f;
+    return TestSecrets.file(content);
   }
 
   static String random(String prefix) {
-    byte[] b = new byte[6];
-    ThreadLocalRandom.current().nextBytes(b);
-    return prefix + HexFormat.of().formatHex(b);
+    return TestSecrets.random(prefix);
   }
 }
