@@ -131,6 +131,46 @@ class RedisAclTest {
     }
   }
 
+  /**
+   * Nothing a holder does is refused by the server — not a script command, not a command Lettuce
+   * sends on connecting (HELLO, CLIENT SETINFO), not the subscription: {@code ACL LOG} has no
+   * entry for the user.
+   */
+  @Test
+  void theHolderRulesAreEnoughForEveryCallTheServerLogsNoRefusal() throws Exception {
+    String user = SecureRedis.random("enough-");
+    redis.addUser(user, password, prefixA, RedisAcl.Access.HOLDER);
+    String name = SecureRedis.random("enough-");
+    HolderId h = HolderId.generate();
+    AtomicBoolean released = new AtomicBoolean();
+    try (RedisLeaseStore store = store(user, prefixA);
+        RedisRunLedger ledger = RedisRunLedger.on(store);
+        LeaseStore.Subscription s = store.onRelease(name, () -> released.set(true))) {
+      long token = store.acquireOrRenew(name, h, TTL).orElseThrow().token();
+      assertThat(store.acquireOrRenewAll(List.of(name, name + "-2"), h, TTL)).hasSize(2);
+      assertThat(store.inspect(name)).isInstanceOf(LeaseState.Held.class);
+      assertThat(store.token(name)).hasValue(token);
+      var attempt = ledger.begin(name, "r", token, h);
+      ledger.fail(attempt, "test");
+      ledger.complete(ledger.begin(name, "r", token, h), none -> {});
+      assertThat(ledger.history(name, 5)).hasSize(2);
+      assertThat(store.releaseAll(List.of(name, name + "-2"), h)).containsValues(true, true);
+      await().atMost(Duration.ofSeconds(30)).untilTrue(released);
+    }
+    // the check can fail: a refusal of the same user shows up in the log
+    String refused = SecureRedis.random("refused-");
+    redis.addUser(refused, password, prefixA, RedisAcl.Access.HOLDER);
+    RedisClient client = redis.client(refused, password);
+    try (StatefulRedisConnection<String, String> c = client.connect()) {
+      assertThatThrownBy(() -> c.sync().get("unrelated")).hasMessageContaining("NOPERM");
+    } finally {
+      client.shutdown();
+    }
+    var log = redis.admin().sync().aclLog();
+    assertThat(log).anySatisfy(entry -> assertThat(entry).containsEntry("username", refused));
+    assertThat(log).noneSatisfy(entry -> assertThat(entry).containsEntry("username", user));
+  }
+
   @Test
   void aHolderConfinedToOnePrefixCannotTouchAnotherPrefixsLeasesOrOtherKeys() throws Exception {
     String name = SecureRedis.random("other-");
