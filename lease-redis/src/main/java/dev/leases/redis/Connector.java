@@ -58,9 +58,10 @@ abstract class Connector {
         }
       }
 
+      /** The URI without its user info: Lettuce masks the password, not its length. */
       @Override
       String describe() {
-        return uri.toString();
+        return uri.toString().replaceFirst("//[^/@]*@", "//");
       }
     };
   }

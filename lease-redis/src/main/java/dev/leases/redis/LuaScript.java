@@ -31,6 +31,15 @@ final class LuaScript {
 
   /** The code of the error reply a script returns when a key it needs holds the wrong type. */
   static final String FOREIGN_KEY = "LEASES_FOREIGN_KEY";
+  /** The code of the error reply a script returns when the caller's ACL forbids a write. */
+  static final String DENIED = "LEASES_NOPERM";
+
+  /**
+   * Who runs a script, for messages: {@code user} names the Redis user (e.g. {@code "Redis user
+   * 'app'"}), {@code grant} says what to grant when its ACL refuses, and {@code closedError}
+   * returns the exception to throw instead when the caller was closed meanwhile, or null.
+   */
+  record Caller(String user, String grant, Supplier<@Nullable RuntimeException> closedError) {}
 
   private final String name;
   private final String body;
@@ -48,15 +57,13 @@ final class LuaScript {
 
   /**
    * Runs the script and returns its reply, or throws {@link LeaseStoreUnavailableException} when no
-   * reply arrived within {@code timeout} (the script may still run) or the server answered an error.
-   *
-   * @param closedError returns the exception to throw instead when the caller was closed meanwhile,
-   *     or null
+   * reply arrived within {@code timeout} (the script may still run) or the server answered an
+   * error, and {@link RedisAccessDeniedException} when the caller's ACL refused it.
    */
   <T> T run(RedisScriptingAsyncCommands<String, String> commands, ScriptOutputType type,
-      String[] keys, String[] args, Duration timeout, Supplier<@Nullable RuntimeException> closedError) {
+      String[] keys, String[] args, Duration timeout, Caller caller) {
     return this.<T>runAll(commands, type, Collections.singletonList(keys),
-        Collections.singletonList(args), timeout, closedError)
+        Collections.singletonList(args), timeout, caller)
         .get(0);
   }
 
@@ -72,17 +79,16 @@ final class LuaScript {
    * @return the replies, in the order of {@code keys}
    */
   <T> List<T> runAll(RedisScriptingAsyncCommands<String, String> commands, ScriptOutputType type,
-      List<String[]> keys, List<String[]> args, Duration timeout,
-      Supplier<@Nullable RuntimeException> closedError) {
+      List<String[]> keys, List<String[]> args, Duration timeout, Caller caller) {
     long deadline = System.nanoTime() + timeout.toNanos();
     int n = keys.size();
     List<T> replies = new ArrayList<>(Collections.nCopies(n, null));
     List<Integer> lost = awaitAll(i -> commands.evalsha(sha, type, keys.get(i), args.get(i)),
-        range(n), replies, deadline, timeout, closedError);
+        range(n), replies, deadline, timeout, caller);
     if (!lost.isEmpty()) {
       // The server lost its script cache: EVAL sends the body and caches it again.
       List<Integer> again = awaitAll(i -> commands.eval(body, type, keys.get(i), args.get(i)),
-          lost, replies, deadline, timeout, closedError);
+          lost, replies, deadline, timeout, caller);
       if (!again.isEmpty()) {
         throw new LeaseStoreUnavailableException(
             "Redis answered NOSCRIPT to EVAL of script '" + name + "'", null);
@@ -105,7 +111,7 @@ final class LuaScript {
    * throws.
    */
   private <T> List<Integer> awaitAll(IntFunction<RedisFuture<T>> call, List<Integer> indexes,
-      List<T> replies, long deadline, Duration timeout, Supplier<@Nullable RuntimeException> closedError) {
+      List<T> replies, long deadline, Duration timeout, Caller caller) {
     List<RedisFuture<T>> futures = new ArrayList<>(indexes.size());
     List<Integer> noScript = new ArrayList<>();
     boolean done = false;
@@ -114,12 +120,12 @@ final class LuaScript {
         try {
           futures.add(call.apply(i));
         } catch (RuntimeException e) {
-          throw failure(e, closedError);
+          throw failure(e, caller);
         }
       }
       for (int k = 0; k < futures.size(); k++) {
         try {
-          replies.set(indexes.get(k), await(futures.get(k), deadline, timeout, closedError));
+          replies.set(indexes.get(k), await(futures.get(k), deadline, timeout, caller));
         } catch (NoScriptSignal e) {
           noScript.add(indexes.get(k));
         }
@@ -133,8 +139,7 @@ final class LuaScript {
     }
   }
 
-  private <T> T await(RedisFuture<T> future, long deadline, Duration timeout,
-      Supplier<@Nullable RuntimeException> closedError) {
+  private <T> T await(RedisFuture<T> future, long deadline, Duration timeout, Caller caller) {
     try {
       long left = Math.max(0, deadline - System.nanoTime());
       return future.get(left, TimeUnit.NANOSECONDS);
@@ -147,7 +152,7 @@ final class LuaScript {
       throw new LeaseStoreUnavailableException("interrupted while waiting for Redis to answer"
           + " script '" + name + "'; its outcome is unknown", e);
     } catch (CancellationException e) {
-      throw failure(e, closedError);
+      throw failure(e, caller);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
       if (cause instanceof RedisNoScriptException) {
@@ -156,14 +161,18 @@ final class LuaScript {
       if (cause instanceof RedisCommandExecutionException && isForeignKey(cause.getMessage())) {
         throw foreignKey(cause.getMessage(), cause);
       }
-      throw failure(cause, closedError);
+      throw failure(cause, caller);
     }
   }
 
-  private RuntimeException failure(Throwable cause, Supplier<@Nullable RuntimeException> closedError) {
-    RuntimeException closed = closedError.get();
+  private RuntimeException failure(Throwable cause, Caller caller) {
+    RuntimeException closed = caller.closedError().get();
     if (closed != null) {
       return closed;
+    }
+    RuntimeException denied = Refusals.denied(cause, caller.user(), caller.grant(), name);
+    if (denied != null) {
+      return denied;
     }
     return new LeaseStoreUnavailableException("Redis call for script '" + name + "' failed: "
         + cause + "; its outcome is unknown", cause);

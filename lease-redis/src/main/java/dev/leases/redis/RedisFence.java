@@ -36,6 +36,9 @@ import java.util.OptionalLong;
  * could lower a fence or a lease's token counter. Values and field names must be
  * well-formed UTF-16 too.
  *
+ * <p>A connection whose Redis user lacks {@link RedisAcl#fenceRules} for the key makes a write
+ * throw {@link RedisAccessDeniedException}, with nothing changed.
+ *
  * <p>The connection stays yours; this class never closes it. Thread-safe.
  */
 public final class RedisFence {
@@ -105,7 +108,7 @@ public final class RedisFence {
   public OptionalLong highestToken(String resourceKey) {
     String fenceKey = fenceKeyOf(resourceKey);
     List<Object> reply = Scripts.FENCED_READ.run(commands, ScriptOutputType.MULTI,
-        new String[] {fenceKey}, new String[0], timeout, () -> null);
+        new String[] {fenceKey}, new String[0], timeout, caller(resourceKey));
     Object v = reply == null || reply.isEmpty() ? null : reply.get(0);
     return v instanceof String s ? OptionalLong.of(Long.parseLong(s)) : OptionalLong.empty();
   }
@@ -164,7 +167,7 @@ public final class RedisFence {
       args[i + 1] = modeAndValues.get(i);
     }
     List<Object> reply = Scripts.FENCED_WRITE.run(commands, ScriptOutputType.MULTI,
-        new String[] {resourceKey, fenceKey}, args, timeout, () -> null);
+        new String[] {resourceKey, fenceKey}, args, timeout, caller(resourceKey));
     if (reply == null || reply.size() < 2 || !(reply.get(0) instanceof Long status)) {
       throw new LeaseStoreUnavailableException("unexpected reply from Redis to a fenced write of '"
           + resourceKey + "': " + reply, null);
@@ -172,6 +175,14 @@ public final class RedisFence {
     if (status == 0) {
       throw new FencedOutException(resourceKey, token, parse(reply.get(1)));
     }
+  }
+
+  /** For refusals: the user is the connection's, which this class does not know. */
+  private static LuaScript.Caller caller(String resourceKey) {
+    return new LuaScript.Caller("the Redis user of this fence's connection", "A fence writer needs"
+        + " RedisAcl.fenceRules(pattern) for a pattern that matches '" + resourceKey + "'; for this"
+        + " key alone: ACL SETUSER <user> " + String.join(" ", RedisAcl.fenceRules(resourceKey)),
+        () -> null);
   }
 
   private static long parse(Object v) {

@@ -12,15 +12,20 @@ import dev.leases.TtlRange;
 import dev.leases.spi.ReleaseListeners;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCredentials;
+import io.lettuce.core.RedisCredentialsProvider;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -42,6 +47,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.Supplier;
+import javax.net.ssl.SSLException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -111,6 +118,8 @@ public final class RedisLeaseStore implements LeaseStore {
   private final KeyLayout keys;
   private final Duration timeout;
   private final Connector connector;
+  /** Who this store is to Redis and what to grant it, for refusals. */
+  private final LuaScript.Caller caller;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Object connectLock = new Object();
   private final Object pubSubLock = new Object();
@@ -120,11 +129,17 @@ public final class RedisLeaseStore implements LeaseStore {
   private volatile @Nullable StatefulRedisPubSubConnection<String, String> pubSub;
   private volatile @Nullable ScheduledExecutorService events; // created under pubSubLock
   private boolean pubSubRetryScheduled; // guarded by pubSubLock
+  private boolean deniedLogged; // guarded by pubSubLock
 
   private RedisLeaseStore(Builder b, Connector connector) {
     this.keys = new KeyLayout(b.keyPrefix);
     this.timeout = b.commandTimeout;
     this.connector = connector;
+    String user = b.userName();
+    this.caller = new LuaScript.Caller("Redis user '" + user + "'", "Grant it the rules of"
+        + " RedisAcl.rules(\"" + keys.prefix() + "\", HOLDER) (OBSERVER for reads only): "
+        + RedisAcl.setUserCommand(user, keys.prefix(), RedisAcl.Access.HOLDER),
+        this::closedOrNull);
   }
 
   /**
@@ -140,10 +155,23 @@ public final class RedisLeaseStore implements LeaseStore {
     try {
       uri = RedisURI.create(redisUri);
     } catch (RuntimeException e) {
+      // Lettuce's message quotes the URI, password and all: redact it, and drop the cause
       throw new IllegalArgumentException("cannot parse Redis URI (expected redis://host:port[/db]"
-          + " or rediss://...): " + e.getMessage(), e);
+          + " or rediss://...): " + redactUserInfo(String.valueOf(e.getMessage()), redisUri));
     }
-    return new Builder(uri, null, null);
+    Builder b = new Builder(uri, null, null);
+    b.parsed = true;
+    return b;
+  }
+
+  /** {@code text} with the user info of {@code uri} (between {@code ://} and the last {@code @}) masked. */
+  static String redactUserInfo(String text, String uri) {
+    int start = uri.indexOf("://");
+    int at = uri.lastIndexOf('@');
+    if (start < 0 || at <= start + 3) {
+      return text;
+    }
+    return text.replace(uri.substring(start + 3, at), "***");
   }
 
   /** Like {@link #builder(String)}. */
@@ -174,13 +202,130 @@ public final class RedisLeaseStore implements LeaseStore {
     private final @Nullable RedisURI uri;
     private final @Nullable RedisClient client;
     private final @Nullable RedisClusterClient clusterClient;
+    /** Whether {@link #uri} was parsed here from a string. */
+    private boolean parsed;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+    private String user;
+    private Supplier<String> password;
+    private Path trustCert;
+    private Path clientCert;
+    private Path clientKey;
 
     private Builder(@Nullable RedisURI uri, @Nullable RedisClient client, @Nullable RedisClusterClient clusterClient) {
       this.uri = uri;
       this.client = client;
       this.clusterClient = clusterClient;
+    }
+
+    /**
+     * Authenticates as {@code user} (an ACL user, or {@code default} for a server with
+     * {@code requirepass}) with {@code password}. Prefer {@link #user(String, Path)}: a password in
+     * code or configuration tends to be printed. Not with a URI that has a password, nor with your
+     * own client (set the credentials on its {@link RedisURI}).
+     */
+    public Builder user(String user, String password) {
+      Objects.requireNonNull(password, "password must not be null");
+      if (password.isEmpty()) {
+        throw new IllegalArgumentException("password must not be empty");
+      }
+      return credentials(user, () -> password);
+    }
+
+    /**
+     * Authenticates as {@code user} with the password held in {@code passwordFile} (one trailing
+     * line break is dropped), read again for every new connection, so that a rotated password is
+     * picked up when the store reconnects. The file must be readable now.
+     */
+    public Builder user(String user, Path passwordFile) {
+      PasswordFile file = new PasswordFile(passwordFile);
+      file.read(IllegalArgumentException::new); // refuse a missing file up front
+      return credentials(user, () -> file.read(IllegalStateException::new));
+    }
+
+    private Builder credentials(String user, Supplier<String> password) {
+      ownedClientOnly("user(...)", "set the credentials on your RedisURI");
+      if (uriHasPassword()) {
+        throw new IllegalArgumentException("the Redis URI carries a password, and user(...) gives"
+            + " another: give the password one way (prefer user(name, passwordFile), and a URI"
+            + " without user:password@)");
+      }
+      this.user = RedisAcl.requireName(user);
+      this.password = password;
+      return this;
+    }
+
+    /**
+     * TLS for a {@code rediss://} URI: {@code trustCertPem} is the PEM file of the authority that
+     * signed the server's certificate (null: the JDK's default trust store); {@code clientCertPem}
+     * and {@code clientKeyPem} (both or neither; key unencrypted PKCS#8) a client certificate for
+     * servers that demand one ({@code tls-auth-clients yes}, Redis's default). The server's
+     * certificate must name the URI's host. A handshake that fails (untrusted certificate, no
+     * client certificate) throws {@link LeaseStoreUnavailableException} within the command
+     * timeout and says what to check. Not with your own client (set its {@code SslOptions}).
+     */
+    public Builder tls(Path trustCertPem, Path clientCertPem, Path clientKeyPem) {
+      ownedClientOnly("tls(...)", "configure SslOptions on your client");
+      if (!uri.isSsl()) {
+        throw new IllegalArgumentException("tls(...) needs a rediss:// URI; the URI is "
+            + uri.getHost() + ":" + uri.getPort() + " without TLS");
+      }
+      if ((clientCertPem == null) != (clientKeyPem == null)) {
+        throw new IllegalArgumentException("give both the client certificate and its key, or"
+            + " neither");
+      }
+      this.trustCert = readable("trust certificate", trustCertPem);
+      this.clientCert = readable("client certificate", clientCertPem);
+      this.clientKey = readable("client key", clientKeyPem);
+      return this;
+    }
+
+    private static Path readable(String what, Path file) {
+      if (file != null && !Files.isReadable(file)) {
+        throw new IllegalArgumentException(what + " file " + file + " does not exist or is not"
+            + " readable");
+      }
+      return file;
+    }
+
+    private void ownedClientOnly(String what, String instead) {
+      if (uri == null || client != null) {
+        throw new IllegalStateException(what + " applies to a store that owns its client"
+            + " (builder(String) or builder(RedisURI)); with your own client, " + instead);
+      }
+    }
+
+    /**
+     * Whether the URI carries a password (user:password@ or :password@) or credentials of its own
+     * (a provider that is not immediate counts: it is never called here).
+     */
+    boolean uriHasPassword() {
+      RedisCredentials c = uriCredentials();
+      return c == null ? uri != null && uri.getCredentialsProvider() != null : c.hasPassword();
+    }
+
+    /** The URI's credentials if they are known without waiting, else null. */
+    private RedisCredentials uriCredentials() {
+      if (uri == null) {
+        return null;
+      }
+      RedisCredentialsProvider p = uri.getCredentialsProvider();
+      if (p instanceof RedisCredentialsProvider.ImmediateRedisCredentialsProvider immediate) {
+        return immediate.resolveCredentialsNow();
+      }
+      if (parsed) { // RedisURI.create's provider is a Mono.just of the URI's user info
+        return p.resolveCredentials().block(Duration.ofSeconds(1));
+      }
+      return null;
+    }
+
+    /** The user this store authenticates as, for messages: never a password. */
+    String userName() {
+      if (user != null) {
+        return user;
+      }
+      RedisCredentials c = uriCredentials();
+      return c != null && c.hasUsername() ? c.getUsername() : "default";
     }
 
     /**
@@ -213,20 +358,42 @@ public final class RedisLeaseStore implements LeaseStore {
       } else if (client != null) {
         connector = Connector.standalone(client, uri, null);
       } else {
-        connector = ownedClient(uri, commandTimeout);
+        connector = ownedClient(timeout());
       }
       return new RedisLeaseStore(this, connector);
     }
 
-    private static Connector ownedClient(RedisURI uri, Duration timeout) {
+    private Duration timeout() {
+      return commandTimeout;
+    }
+
+    private Connector ownedClient(Duration timeout) {
       ClientResources resources = ClientResources.builder()
           .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2,
               TimeUnit.MILLISECONDS))
           .build();
       try {
-        RedisURI withTimeout = RedisURI.builder(uri).withTimeout(timeout).build();
+        RedisURI.Builder ub = RedisURI.builder(uri).withTimeout(timeout);
+        if (user != null) {
+          String name = user;
+          Supplier<String> pw = password;
+          ub.withAuthentication(RedisCredentialsProvider.from(
+              () -> RedisCredentials.just(name, pw.get())));
+        }
+        RedisURI withTimeout = ub.build();
         RedisClient c = RedisClient.create(resources, withTimeout);
-        c.setOptions(ClientOptions.builder()
+        ClientOptions.Builder options = ClientOptions.builder();
+        if (uri.isSsl()) {
+          SslOptions.Builder ssl = SslOptions.builder().jdkSslProvider().handshakeTimeout(timeout);
+          if (trustCert != null) {
+            ssl.trustManager(trustCert.toFile());
+          }
+          if (clientCert != null) {
+            ssl.keyManager(clientCert.toFile(), clientKey.toFile(), null);
+          }
+          options.sslOptions(ssl.build());
+        }
+        c.setOptions(options
             .autoReconnect(true)
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .timeoutOptions(TimeoutOptions.enabled(timeout))
@@ -398,7 +565,7 @@ public final class RedisLeaseStore implements LeaseStore {
       args.add(argsOf.apply(group));
     }
     List<Object> replies = script.runAll(c.scripting(), ScriptOutputType.MULTI, keyArgs, args,
-        timeout, this::closedOrNull);
+        timeout, caller);
     if (groups.size() == 1 && replies.get(0) instanceof List<?> entries
         && entries.size() == 1) { // the single call: no maps to order
       return Map.of(names.get(0), answer.apply(names.get(0), entries.get(0)));
@@ -490,7 +657,9 @@ public final class RedisLeaseStore implements LeaseStore {
    * this method has returned with that connection up, later releases are delivered — but hints are
    * lost while it is disconnected, and expiry or an out-of-band delete sends none. By the time the
    * listener runs, someone else may already hold the lease: treat it as "go and ask", never as
-   * "it is yours".
+   * "it is yours". If Redis refuses the subscriber (credentials, or an ACL without the channel,
+   * see {@link RedisAcl}), this logs one warning that says why and keeps retrying; it does not
+   * throw.
    */
   @Override
   public Subscription onRelease(String name, Runnable listener) {
@@ -571,7 +740,7 @@ public final class RedisLeaseStore implements LeaseStore {
   <T> T run(LuaScript script, ScriptOutputType type, String[] keyArgs, String... args) {
     ensureOpen();
     Connector.Commands c = connected();
-    return script.run(c.scripting(), type, keyArgs, args, timeout, this::closedOrNull);
+    return script.run(c.scripting(), type, keyArgs, args, timeout, caller);
   }
 
   private Connector.Commands connected() {
@@ -611,8 +780,14 @@ public final class RedisLeaseStore implements LeaseStore {
         pubSub = c;
       } catch (RuntimeException e) {
         closeQuietly(c);
-        log.debug("release hints unavailable for now ({}); retrying in {}", e.getMessage(),
-            PUBSUB_RETRY);
+        if (e instanceof RedisAccessDeniedException && !deniedLogged) {
+          deniedLogged = true; // once: the retries would repeat it every second
+          log.warn("release hints unavailable, retrying every {}: {}", PUBSUB_RETRY,
+              e.getMessage());
+        } else {
+          log.debug("release hints unavailable for now ({}); retrying in {}", e.getMessage(),
+              PUBSUB_RETRY);
+        }
         if (!pubSubRetryScheduled && !events.isShutdown()) {
           pubSubRetryScheduled = true;
           events.schedule(() -> {
@@ -663,9 +838,31 @@ public final class RedisLeaseStore implements LeaseStore {
         throw closedError;
       }
       Throwable cause = e.getCause() == null ? e : e.getCause();
+      RuntimeException denied = Refusals.denied(cause, caller.user(), caller.grant(), null);
+      if (denied != null) {
+        throw denied;
+      }
+      SSLException tls = tlsFailure(cause);
+      if (tls != null) {
+        throw new LeaseStoreUnavailableException("the TLS handshake with " + connector.describe()
+            + " failed (" + tls.getMessage() + "), so could not " + what + ". Check that the"
+            + " trust certificate is the authority that signed the server's certificate, that"
+            + " the server's certificate names the URI's host (subject alternative name), and, if"
+            + " the server demands client certificates (tls-auth-clients), that a client"
+            + " certificate and key signed by an authority it trusts are given", cause);
+      }
       throw new LeaseStoreUnavailableException("could not " + what + ": " + cause
           + "; check the URI, credentials and that Redis runs", cause);
     }
+  }
+
+  private static @Nullable SSLException tlsFailure(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof SSLException e) {
+        return e;
+      }
+    }
+    return null;
   }
 
   private @Nullable RuntimeException closedOrNull() {

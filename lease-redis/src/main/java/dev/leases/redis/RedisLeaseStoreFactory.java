@@ -2,18 +2,37 @@ package dev.leases.redis;
 
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreFactory;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.UnaryOperator;
 
 /**
  * Opens a {@link RedisLeaseStore} that owns its client, from string settings:
  * <ul>
- *   <li>{@code uri} (required) — e.g. {@code redis://127.0.0.1:6379}
+ *   <li>{@code uri} (required) — e.g. {@code redis://127.0.0.1:6379}, {@code rediss://} for TLS
  *   <li>{@code keyPrefix} (optional) — default {@value RedisLeaseStore#DEFAULT_KEY_PREFIX}
  *   <li>{@code commandTimeoutMs} (optional) — default 2000
+ *   <li>{@code user} (optional) — the ACL user; its password from exactly one of
+ *       {@code passwordFile} (a file holding it, one trailing line break dropped, read again for
+ *       every new connection so that a rotated password is picked up) or {@code passwordEnv} (the
+ *       name of an environment variable holding it, read once when the store is opened). A
+ *       password without {@code user} is the {@code default} user's ({@code requirepass}). There is
+ *       no inline password setting (settings maps get printed), and a password in {@code uri} is
+ *       refused together with either.
+ *   <li>{@code trustCertFile} (optional) — PEM file of the authority that signed the server's
+ *       certificate (else the JDK's default trust store, for {@code rediss://});
+ *       {@code clientCertFile} and {@code clientKeyFile} (optional, together) — PEM client
+ *       certificate and unencrypted PKCS#8 key for mutual TLS. See
+ *       {@link RedisLeaseStore.Builder#tls}.
  * </ul>
- * Unknown settings are rejected, so that a typo does not silently fall back to a default.
+ * Unknown settings are rejected, so that a typo does not silently fall back to a default. Messages
+ * name settings, files and variables, never a password.
  */
 public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
 
@@ -23,23 +42,46 @@ public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
   public static final String KEY_PREFIX = "keyPrefix";
   /** Setting: the command timeout in milliseconds (default 2000). */
   public static final String COMMAND_TIMEOUT_MS = "commandTimeoutMs";
+  /** Setting: the ACL user. */
+  public static final String USER = "user";
+  /** Setting: a file holding the password, read for every new connection. */
+  public static final String PASSWORD_FILE = "passwordFile";
+  /** Setting: an environment variable holding the password. */
+  public static final String PASSWORD_ENV = "passwordEnv";
+  /** Setting: PEM file of the authority that signed the server's certificate. */
+  public static final String TRUST_CERT_FILE = "trustCertFile";
+  /** Setting: PEM client certificate, for mutual TLS. */
+  public static final String CLIENT_CERT_FILE = "clientCertFile";
+  /** Setting: unencrypted PKCS#8 PEM client key, for mutual TLS. */
+  public static final String CLIENT_KEY_FILE = "clientKeyFile";
 
-  private static final Set<String> KNOWN = Set.of(URI, KEY_PREFIX, COMMAND_TIMEOUT_MS);
+  private static final Set<String> KNOWN = Set.of(URI, KEY_PREFIX, COMMAND_TIMEOUT_MS, USER,
+      PASSWORD_FILE, PASSWORD_ENV, TRUST_CERT_FILE, CLIENT_CERT_FILE, CLIENT_KEY_FILE);
+
+  private final UnaryOperator<String> environment;
 
   /** A factory; it keeps no state. */
-  public RedisLeaseStoreFactory() {}
+  public RedisLeaseStoreFactory() {
+    this(System::getenv);
+  }
+
+  /** A factory that reads {@code passwordEnv} variables through {@code environment}. */
+  RedisLeaseStoreFactory(UnaryOperator<String> environment) {
+    this.environment = Objects.requireNonNull(environment, "environment must not be null");
+  }
 
   @Override
   public LeaseStore open(Map<String, String> settings) {
-    return builder(settings, "the Redis store").build();
+    return builder(settings, "the Redis store", environment).build();
   }
 
   /** A store builder from these settings, refusing unknown ones; {@code who} names the reader. */
-  static RedisLeaseStore.Builder builder(Map<String, String> settings, String who) {
+  static RedisLeaseStore.Builder builder(Map<String, String> settings, String who,
+      UnaryOperator<String> environment) {
     for (String key : settings.keySet()) {
       if (!KNOWN.contains(key)) {
         throw new IllegalArgumentException("unknown setting '" + key + "'; " + who + " knows "
-            + KNOWN);
+            + new TreeSet<>(KNOWN));
       }
     }
     RedisLeaseStore.Builder b = RedisLeaseStore.builder(LeaseStoreFactory.require(settings, URI));
@@ -56,6 +98,55 @@ public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
             + " number of milliseconds, was '" + timeout + "'", e);
       }
     }
+    credentials(b, settings, environment);
+    String trust = settings.get(TRUST_CERT_FILE);
+    String cert = settings.get(CLIENT_CERT_FILE);
+    String key = settings.get(CLIENT_KEY_FILE);
+    if (trust != null || cert != null || key != null) {
+      b.tls(path(trust), path(cert), path(key));
+    }
     return b;
+  }
+
+  private static void credentials(RedisLeaseStore.Builder b, Map<String, String> settings,
+      UnaryOperator<String> environment) {
+    List<String> given = new ArrayList<>();
+    for (String key : List.of(PASSWORD_FILE, PASSWORD_ENV)) {
+      if (settings.get(key) != null) {
+        given.add(key);
+      }
+    }
+    String user = settings.get(USER);
+    if (given.isEmpty()) {
+      if (user != null) {
+        throw new IllegalArgumentException("setting '" + USER + "' needs the password from '"
+            + PASSWORD_FILE + "' or '" + PASSWORD_ENV + "'");
+      }
+      return;
+    }
+    if (given.size() > 1) {
+      throw new IllegalArgumentException("give the Redis password one way, not " + given);
+    }
+    if (b.uriHasPassword()) {
+      throw new IllegalArgumentException("setting '" + URI + "' carries a password, and '"
+          + given.get(0) + "' gives another: give the password one way (prefer '"
+          + PASSWORD_FILE + "' and a URI without user:password@)");
+    }
+    String name = user == null ? "default" : user.trim();
+    String variable = settings.get(PASSWORD_ENV);
+    if (variable != null) {
+      String value = environment.apply(variable.trim());
+      if (value == null || value.isEmpty()) {
+        throw new IllegalArgumentException("setting '" + PASSWORD_ENV + "' names the"
+            + " environment variable " + variable.trim() + ", which is not set or empty");
+      }
+      b.user(name, value);
+    } else {
+      b.user(name, path(settings.get(PASSWORD_FILE)));
+    }
+  }
+
+  private static Path path(String file) {
+    return file == null ? null : Path.of(file.trim());
   }
 }

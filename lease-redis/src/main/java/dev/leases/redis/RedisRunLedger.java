@@ -160,6 +160,25 @@ public final class RedisRunLedger implements RunLedger<Void>, AutoCloseable {
       return this;
     }
 
+    /** Credentials, as {@link RedisLeaseStore.Builder#user(String, String)}. */
+    public Builder user(String user, String password) {
+      store.user(user, password);
+      return this;
+    }
+
+    /** Credentials from a file read for every new connection, as the store's builder. */
+    public Builder user(String user, java.nio.file.Path passwordFile) {
+      store.user(user, passwordFile);
+      return this;
+    }
+
+    /** TLS for a {@code rediss://} URI, as {@link RedisLeaseStore.Builder#tls}. */
+    public Builder tls(java.nio.file.Path trustCertPem, java.nio.file.Path clientCertPem,
+        java.nio.file.Path clientKeyPem) {
+      store.tls(trustCertPem, clientCertPem, clientKeyPem);
+      return this;
+    }
+
     /** The ledger. */
     public RedisRunLedger build() {
       return RedisRunLedger.build(store);

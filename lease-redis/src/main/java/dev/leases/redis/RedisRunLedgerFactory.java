@@ -5,9 +5,9 @@ import java.util.Map;
 
 /**
  * Opens a {@link RedisRunLedger} that owns its client, from the settings of
- * {@link RedisLeaseStoreFactory} ({@code uri} required, {@code keyPrefix}, {@code commandTimeoutMs}):
- * give both factories the same settings and the records sit beside the leases. Unknown settings are
- * rejected by name.
+ * {@link RedisLeaseStoreFactory} ({@code uri} required, {@code keyPrefix}, {@code commandTimeoutMs},
+ * credentials and TLS): give both factories the same settings and the records sit beside the
+ * leases. Unknown settings are rejected by name.
  */
 public final class RedisRunLedgerFactory implements RunLedgerFactory {
 
@@ -16,6 +16,7 @@ public final class RedisRunLedgerFactory implements RunLedgerFactory {
 
   @Override
   public RedisRunLedger open(Map<String, String> settings) {
-    return RedisRunLedger.build(RedisLeaseStoreFactory.builder(settings, "the Redis run ledger"));
+    return RedisRunLedger.build(RedisLeaseStoreFactory.builder(settings, "the Redis run ledger",
+        System::getenv));
   }
 }

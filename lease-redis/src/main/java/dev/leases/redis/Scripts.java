@@ -9,7 +9,10 @@ package dev.leases.redis;
  * <p>Redis does not roll back a script that fails halfway: every command before the failing one
  * stays applied. So each script first checks the type of every key it touches ({@link #GUARD}) and
  * only then writes; a key of the wrong type (written by something else) stops the script with
- * nothing changed, reported by {@link LuaScript} as an {@link IllegalStateException}.
+ * nothing changed, reported by {@link LuaScript} as an {@link IllegalStateException}. Likewise
+ * each writing script first asks Redis whether the caller's ACL allows every write it may make
+ * ({@link #ACL}); if not, it stops with nothing changed, reported as a
+ * {@link RedisAccessDeniedException}.
  */
 final class Scripts {
 
@@ -29,6 +32,22 @@ final class Scripts {
         return nil
       end
       """.formatted(LuaScript.FOREIGN_KEY);
+
+  /**
+   * Lua prelude: {@code denied(command, key, ...)} is nil when the caller's ACL lets it run
+   * {@code command} with these arguments ({@code redis.acl_check_cmd}, Redis 7), else the error
+   * text {@code <DENIED> <command> <key>} for the script to return before any write. Every writing
+   * script checks all it may write first, so that a user without write permission (an observer)
+   * is told so even when the script would have written nothing (a lease held by another), and a
+   * refusal never leaves a batch half-written. A batch checks each key once and each command
+   * at least once (ACL rules grant commands and key patterns apart; about a microsecond a check).
+   */
+  private static final String ACL = """
+      local function denied(cmd, key, ...)
+        if redis.acl_check_cmd(cmd, key, ...) then return nil end
+        return '%s ' .. cmd .. ' ' .. key
+      end
+      """.formatted(LuaScript.DENIED);
 
   /**
    * Lua prelude: {@code less(a, b)} compares two canonical positive decimals (no sign, no leading
@@ -63,7 +82,14 @@ final class Scripts {
    * never leaves another half-written. {@code TIME} is read once: every name of the script is judged
    * at that instant, and expiries are computed from it.
    */
-  static final LuaScript ACQUIRE_OR_RENEW = new LuaScript("acquireOrRenew", GUARD + """
+  static final LuaScript ACQUIRE_OR_RENEW = new LuaScript("acquireOrRenew", GUARD + ACL + """
+      local no = #KEYS > 0 and (denied('INCR', KEYS[2]) or denied('PEXPIREAT', KEYS[1], '1'))
+      for i = 1, #KEYS, 3 do
+        no = no or denied('SET', KEYS[i + 1], '1')
+          or denied('HSET', KEYS[i], 'holder', '', 'token', '1')
+          or denied('HSET', KEYS[i + 2], 'holder', '', 'token', '1', 'exp', '1')
+        if no then return redis.error_reply(no) end
+      end
       local holder, ttl = ARGV[1], tonumber(ARGV[2])
       local t = redis.call('TIME')
       local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -109,8 +135,13 @@ final class Scripts {
    * a key of the name holds the wrong type (nothing of that name changed). The counter is never
    * touched; the last tenure keeps its token but loses its holder, so that inspection says FREE.
    */
-  static final LuaScript RELEASE = new LuaScript("release", GUARD + """
+  static final LuaScript RELEASE = new LuaScript("release", GUARD + ACL + """
       local holder, channel = ARGV[1], ARGV[2]
+      local no = denied('PUBLISH', channel, '')
+      for i = 1, #KEYS, 2 do
+        no = no or denied('DEL', KEYS[i]) or denied('HDEL', KEYS[i + 1], 'holder', 'exp')
+      end
+      if no then return redis.error_reply(no) end
       local out = {}
       for i = 1, #KEYS, 2 do
         local lease, last = KEYS[i], KEYS[i + 1]
@@ -159,7 +190,9 @@ final class Scripts {
         if exp <= now then
           return {2, l[1], lt, exp}
         end
-        redis.call('HDEL', last, 'holder', 'exp')
+        if redis.acl_check_cmd('HDEL', last, 'holder', 'exp') then
+          redis.call('HDEL', last, 'holder', 'exp')
+        end
       end
       if hi <= 0 then hi = now - 1 end
       return {0, hi}
@@ -200,8 +233,12 @@ final class Scripts {
    * for lack of memory only at a script's first write), nor can the second and later chunks of a
    * wide {@code HSET} (same key, already known to be a hash).
    */
-  static final LuaScript FENCED_WRITE = new LuaScript("fencedWrite", GUARD + LESS + """
+  static final LuaScript FENCED_WRITE = new LuaScript("fencedWrite", GUARD + ACL + LESS + """
       local token, mode = ARGV[1], ARGV[2]
+      local no = denied('SET', KEYS[2], token)
+        or (mode == 'set' and denied('SET', KEYS[1], ARGV[3]))
+        or (mode == 'hset' and denied('HSET', KEYS[1], ARGV[3], ARGV[4]))
+      if no then return redis.error_reply(no) end
       local bad = foreign(KEYS[2], 'string') or (mode == 'hset' and foreign(KEYS[1], 'hash'))
       if bad then return bad end
       local hi = redis.call('GET', KEYS[2])
@@ -242,7 +279,7 @@ final class Scripts {
    * attempts)} is the last attempt id: the counter, or, if it was deleted, the highest id in the
    * hash.
    */
-  private static final String LEDGER = GUARD + LESS + """
+  private static final String LEDGER = GUARD + ACL + LESS + """
       local FIELDS = {'run', 'token', 'holder', 'status', 'started', 'finished', 'failure'}
       local function record(attempts, id)
         local names = {}
@@ -277,6 +314,9 @@ final class Scripts {
   static final LuaScript LEDGER_BEGIN = new LuaScript("ledgerBegin", LEDGER + """
       local fence, seq, attempts, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
       local token, run, holder = ARGV[1], ARGV[2], ARGV[3]
+      local no = denied('SET', fence, token) or denied('SET', seq, '1')
+        or denied('HSET', attempts, 'f', 'v')
+      if no then return redis.error_reply(no) end
       local bad = foreign(fence, 'string') or foreign(seq, 'string') or foreign(attempts, 'hash')
         or foreign(done, 'hash')
       if bad then return bad end
@@ -311,6 +351,9 @@ final class Scripts {
   static final LuaScript LEDGER_COMPLETE = new LuaScript("ledgerComplete", LEDGER + """
       local fence, attempts, done = KEYS[1], KEYS[2], KEYS[3]
       local token, run, id = ARGV[1], ARGV[2], ARGV[3]
+      local no = denied('SET', fence, token) or denied('HSET', done, run, id)
+        or denied('HSET', attempts, 'f', 'v')
+      if no then return redis.error_reply(no) end
       local bad = foreign(fence, 'string') or foreign(attempts, 'hash') or foreign(done, 'hash')
       if bad then return bad end
       local hi = redis.call('GET', fence)
@@ -339,6 +382,8 @@ final class Scripts {
   static final LuaScript LEDGER_FAIL = new LuaScript("ledgerFail", LEDGER + """
       local attempts = KEYS[1]
       local id, run, token, failure = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+      local no = denied('HSET', attempts, 'f', 'v')
+      if no then return redis.error_reply(no) end
       local bad = foreign(attempts, 'hash')
       if bad then return bad end
       local mine = redis.call('HMGET', attempts, id .. ':run', id .. ':token', id .. ':status')

@@ -10,6 +10,11 @@
  * per operation, under the hash tag of the job's lease; {@link dev.leases.redis.RedisRunLedgerFactory}
  * opens one from the store's settings).
  *
+ * <p>Security: {@link dev.leases.redis.RedisAcl} gives the ACL rules of a least-privilege holder
+ * and of a read-only observer; a refusal by Redis (ACL, credentials) throws
+ * {@link dev.leases.redis.RedisAccessDeniedException}. Credentials and TLS ({@code rediss://},
+ * PEM files) are builder and factory settings; passwords never appear in logs or messages.
+ *
  * <p>Per lease name {@code n} and prefix {@code p}, all under the hash tag {@code {p:E(n)}} where
  * {@code E} percent-encodes the name's UTF-8 bytes outside {@code A-Z a-z 0-9 - . _ ~ /}:
  * {@code :lease} (hash holder/token, native expiry), {@code :fence} (token counter, never expires),

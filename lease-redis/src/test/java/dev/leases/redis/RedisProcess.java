@@ -33,13 +33,28 @@ final class RedisProcess implements AutoCloseable {
   }
 
   static RedisProcess start(String... extraArgs) throws Exception {
+    return start((port, dir) -> List.of(extraArgs));
+  }
+
+  /**
+   * Starts one with the arguments {@code extraArgs} makes from its port and data directory (which
+   * it may fill with files the server reads, e.g. an ACL file); they come after, and so override,
+   * the default arguments.
+   */
+  static RedisProcess start(ExtraArgs extraArgs) throws Exception {
     Path binary = LocalProcessServer.findBinary("redis-server").orElseThrow(() ->
         new IllegalStateException("this test needs a local redis-server that it can restart. "
             + RedisServers.INSTALL_HINT));
-    RedisProcess p = new RedisProcess(binary, FreePorts.pick(),
-        Files.createTempDirectory("leases-redis-dedicated-"), List.of(extraArgs));
+    int port = FreePorts.pick();
+    Path dir = Files.createTempDirectory("leases-redis-dedicated-");
+    RedisProcess p = new RedisProcess(binary, port, dir, extraArgs.of(port, dir));
     p.startProcess();
     return p;
+  }
+
+  /** The extra arguments of a server on {@code port} with data directory {@code dir}. */
+  interface ExtraArgs {
+    List<String> of(int port, Path dir) throws IOException;
   }
 
   String uri() {
