@@ -107,12 +107,21 @@ final class Report {
         Stats r = Stats.of(s.renewRoundMs());
         t.row(b.name, String.format("%,d", s.leases()), Failover.ms(s.ttl().toMillis()) + " ("
             + Failover.ms(s.renewInterval().toMillis()) + ")", s.batch(),
-            Failover.ms(s.acquireMs()), Failover.ms(r.p50()) + " / " + Failover.ms(r.max()),
+            acquireRound(s), Failover.ms(r.p50()) + " / " + Failover.ms(r.max()),
             s.callsPerRound(), s.threadsPeak() + " (+" + s.threadsDelta() + ")",
             s.libraryThreads(), held(s), s.late());
       }
     }
     return t;
+  }
+
+  /**
+   * The first round's time from {@code start()}, or that it did not complete within the group's
+   * bound (the group gave up on it: its answers came too late or never).
+   */
+  static String acquireRound(Scale.Result s) {
+    return s.acquireCompleted() ? Failover.ms(s.acquireMs())
+        : "did not complete within " + Failover.ms(s.acquireBound().toMillis());
   }
 
   /** "yes", or "NO" with how many names were lost and why the part stopped short. */
@@ -285,8 +294,10 @@ final class Report {
     if (!s.isEmpty()) {
       sb.append("\n## Scale\n\nOne process holds N leases in one `LeaseGroup` (TTL ")
           .append(Failover.ms(run.options.scaleTtl.toMillis())).append(", raised to a store's"
-          + " minimum): the group acquires them (*acquire round*), then renews them every TTL/3 on"
-          + " the library's shared threads with batch calls of at most 10,000 names, for ")
+          + " minimum): the group acquires them (*acquire round*, from `start()`; \"did not"
+          + " complete\" when a batch call of it outlasted the group's bound on a call, TTL/3, so"
+          + " the group heard none of its grants), then renews them every TTL/3 on the library's"
+          + " shared threads with batch calls of at most 10,000 names, for ")
           .append(run.options.scaleRounds).append(" rounds. A round is timed from its first batch"
           + " call to its last answer; *store calls / round* counts `LeaseStore` calls (a batch is"
           + " one, whether the store answers it natively or with the SPI's one call per name:"
@@ -358,6 +369,8 @@ final class Report {
         sm.put("renew_interval_ms", s.renewInterval().toMillis());
         sm.put("batch", s.batch());
         sm.put("acquire_round_ms", s.acquireMs());
+        sm.put("acquire_round_completed", s.acquireCompleted());
+        sm.put("acquire_round_bound_ms", s.acquireBound().toMillis());
         sm.put("renew_round_ms", s.renewRoundMs());
         Stats rs = Stats.of(s.renewRoundMs());
         sm.put("renew_round_p50_ms", rs.p50());

@@ -44,7 +44,12 @@ final class Scale {
 
   /**
    * @param batch "native" or "one call per name" (the SPI's default batch)
-   * @param acquireMs from {@code start()} to the end of the first round (which acquires every name)
+   * @param acquireMs from {@code start()} to the end of the first round (which acquires every name);
+   *     NaN when that round did not complete within {@code acquireBound}
+   * @param acquireCompleted whether every batch call of the first round answered within
+   *     {@code acquireBound}; if not, the group gave up on it and heard none of its grants
+   * @param acquireBound how long the group waits for one batch call: its call timeout, by default
+   *     the renew interval (TTL/3)
    * @param renewRoundMs each measured renewal round, first batch sent to last batch answered
    * @param callsPerRound the most store calls one measured renewal round made
    * @param threadsBefore live threads of the JVM just before the group was built
@@ -58,7 +63,7 @@ final class Scale {
    * @param note what went wrong if the part did not get all its rounds, else empty
    */
   record Result(int leases, Duration ttl, Duration renewInterval, String batch, double acquireMs,
-      List<Double> renewRoundMs, long callsPerRound, int threadsBefore, int threadsPeak,
+      boolean acquireCompleted, Duration acquireBound, List<Double> renewRoundMs, long callsPerRound, int threadsBefore, int threadsPeak,
       int libraryThreads, List<String> newThreads, int lost, int late, String note) {
     boolean allHeld() {
       return lost == 0 && note.isEmpty();
@@ -93,6 +98,7 @@ final class Scale {
       LeaseGroup group = LeaseGroup.builder(store).label("bench-scale-" + count).ttl(ttl)
           .listener(holding).build();
       Duration interval = group.renewInterval();
+      Duration bound = interval; // the group's call timeout: not set here, so the renew interval
       String note = "";
       List<BatchRounds.Round> done;
       int peak;
@@ -110,6 +116,7 @@ final class Scale {
         long deadline = started + ttl.multipliedBy(rounds + 3L).toNanos()
             + TimeUnit.SECONDS.toNanos(60);
         int checked = 0;
+        boolean acquiredInTime = false;
         while (true) {
           int have = store.awaitRounds(checked + 1, deadline);
           if (have <= checked) {
@@ -118,8 +125,10 @@ final class Scale {
             break;
           }
           checked = have;
-          if (checked == 1) { // listener callbacks trail the round a little
-            holding.awaitAcquired(store.rounds().get(0).granted(), deadline);
+          if (!acquiredInTime) { // an acquire round: listener callbacks trail it a little
+            BatchRounds.Round r = store.rounds().get(checked - 1);
+            holding.awaitAcquired(r.granted(), deadline);
+            acquiredInTime = r.completedWithin(bound); // else the next round acquires
           } else {
             holding.check(group, names); // after every renewal round: the first token, still valid
           }
@@ -135,8 +144,11 @@ final class Scale {
         group.close();
       }
       holding.awaitNoneHeld(System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
-      double acquireMs = done.isEmpty() ? Double.NaN
-          : (done.get(0).endNanos() - started) / 1e6;
+      boolean acquired = !done.isEmpty() && done.get(0).completedWithin(bound);
+      double acquireMs = acquired ? (done.get(0).endNanos() - started) / 1e6 : Double.NaN;
+      if (!done.isEmpty() && !acquired) {
+        note = (notCompleted(bound) + "; " + note).replaceAll("; $", "");
+      }
       List<Double> renewMs = new ArrayList<>();
       long callsPerRound = 0;
       int late = 0;
@@ -150,8 +162,14 @@ final class Scale {
       }
       int lost = holding.lost(names);
       return new Result(count, ttl, interval, nativeBatch(raw) ? "native" : "one call per name",
-          acquireMs, renewMs, callsPerRound, before, peak, library, added, lost, late, note);
+          acquireMs, acquired, bound, renewMs, callsPerRound, before, peak, library, added, lost, late, note);
     }
+  }
+
+  /** What the report says of a first round that did not complete within {@code bound}. */
+  static String notCompleted(Duration bound) {
+    return "the first acquire round did not complete within " + Failover.ms(bound.toMillis())
+        + " (TTL/3, the group's bound on a batch call)";
   }
 
   /** Whether {@code store}'s class answers {@code acquireOrRenewAll} itself (not the default). */
@@ -264,17 +282,29 @@ final class Scale {
    * when it has sent every one of the {@code expected} names, or when a batch repeats a name the
    * round already sent (a round sends each member at most once). Store calls per round are read
    * from the {@link CountingLeaseStore} underneath, before the round's first batch and after its
-   * last. The group sends one call at a time, so rounds do not overlap.
+   * last. The group sends one call at a time, but a call it gave up on (past its call timeout) may
+   * still be running when the next round starts: that round ends the earlier one, which then
+   * counts as not answered.
    */
   static final class BatchRounds extends ForwardingLeaseStore {
 
     /**
-     * One round: nanoTime of the first send and the last answer, store calls, names sent, names
-     * granted.
+     * One round: nanoTime of the first send and of the last answer (or, if a batch had not
+     * answered, of the next round's first send), store calls, names sent, names granted, whether
+     * every batch answered before the round ended, and the longest batch call.
      */
-    record Round(long startNanos, long endNanos, long calls, int names, int granted) {
+    record Round(long startNanos, long endNanos, long calls, int names, int granted,
+        boolean answered, long longestCallNanos) {
       double millis() {
         return (endNanos - startNanos) / 1e6;
+      }
+
+      /**
+       * Whether the group heard this round's answers: each batch answered, none later than
+       * {@code bound} after it was sent (the group stops waiting for a call then).
+       */
+      boolean completedWithin(Duration bound) {
+        return answered && longestCallNanos <= bound.toNanos();
       }
     }
 
@@ -287,6 +317,8 @@ final class Scale {
     private long end;
     private long callsAtStart;
     private int granted;
+    private int pending; // batch calls of the open round not answered yet
+    private long longestCall;
 
     BatchRounds(CountingLeaseStore counting, int expected) {
       super(counting);
@@ -300,16 +332,21 @@ final class Scale {
       long t0 = System.nanoTime();
       synchronized (this) {
         if (open && names.stream().anyMatch(sent::contains)) {
+          end = pending > 0 ? t0 : end;
           closeLocked();
         }
         if (!open) {
           open = true;
           start = t0;
+          end = t0;
           callsAtStart = counting.calls();
           sent.clear();
           granted = 0;
+          pending = 0;
+          longestCall = 0;
         }
         sent.addAll(names);
+        pending++;
       }
       Map<String, AcquireResult> answers = null;
       try {
@@ -320,10 +357,14 @@ final class Scale {
         long g = answers == null ? 0
             : answers.values().stream().filter(a -> a instanceof AcquireResult.Granted).count();
         synchronized (this) {
-          end = t1;
-          granted += (int) g;
-          if (sent.size() >= expected) {
-            closeLocked();
+          if (open && start - t0 <= 0) { // an answer of this round, not of one already ended
+            end = t1;
+            granted += (int) g;
+            pending--;
+            longestCall = Math.max(longestCall, t1 - t0);
+            if (sent.size() >= expected) {
+              closeLocked();
+            }
           }
         }
       }
@@ -336,7 +377,7 @@ final class Scale {
 
     private void closeLocked() {
       rounds.add(new Round(start, end, counting.calls() - callsAtStart, sent.size(),
-          granted));
+          granted, pending == 0, longestCall));
       open = false;
       notifyAll();
     }

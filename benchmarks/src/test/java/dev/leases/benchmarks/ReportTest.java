@@ -41,7 +41,7 @@ class ReportTest {
     }
     b.latency = new Latency.Result(Duration.ofSeconds(30), "ConcurrentHashMap.put", micros);
     b.scale.add(new Scale.Result(100, Duration.ofSeconds(10), Duration.ofMillis(3333),
-        "one call per name", 3.5, List.of(1.0, 2.0), 1, 40, 43, 5, List.of("leases-call-# x3"),
+        "one call per name", 3.5, true, Duration.ofMillis(3333), List.of(1.0, 2.0), 1, 40, 43, 5, List.of("leases-call-# x3"),
         0, 0, ""));
     run.backends.add(b);
     run.skipped.add(new RunResult.Skipped("redis", "set LEASES_REDIS_URI"));

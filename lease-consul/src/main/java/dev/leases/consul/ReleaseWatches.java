@@ -52,8 +52,8 @@ import org.slf4j.LoggerFactory;
  * ({@code acquireOrRenew} rewrites the key's stamp: 50 of them on a 1,000-key prefix cost the watch
  * 4 to 9 listings); renewals by batch ({@code acquireOrRenewAll}, what {@code LeaseGroup} sends)
  * write nothing (5 rounds of 1,000 names: no listing). To bound that cost the watch asks at most
- * once per {@value #MIN_INTERVAL_MS} ms (an answer waiting at Consul is then late by at most
- * that). Stores whose prefix sees many single-call renewals and that watch many
+ * once per {@value #MIN_INTERVAL_MS} ms, or per 0.1 ms for each key the last listing held if that
+ * is longer ({@link #paceMs}: 1 s on a 10,000-key prefix); a hint is then late by at most that. Stores whose prefix sees many single-call renewals and that watch many
  * names should have a prefix of their own.
  *
  * <p>Listeners are kept and run by {@link ReleaseListeners} (one that throws is logged and stays
@@ -296,6 +296,20 @@ final class ReleaseWatches {
     return fire;
   }
 
+  /**
+   * The least time between two listings of the prefix: {@value #MIN_INTERVAL_MS} ms, or 0.1 ms per
+   * key of the last listing when that is more (1 s for 10,000 keys), so that a prefix under heavy
+   * writes (a batch acquiring 10,000 names writes it 313 times) costs the agent and this process a
+   * bounded share of their time, whatever its size.
+   */
+  static long paceMs(int keysListed) {
+    return Math.max(MIN_INTERVAL_MS, keysListed / 10);
+  }
+
+  private static int listed(ConsulResponse<?> response) {
+    return response.getResponse() instanceof List<?> l ? l.size() : 0;
+  }
+
   private static long indexOf(ConsulResponse<?> response) {
     BigInteger i = response.getIndex();
     return i == null || i.signum() < 0 || i.bitLength() > 63 ? 0 : i.longValue();
@@ -407,10 +421,11 @@ final class ReleaseWatches {
       retryMs = RETRY_MS;
       fire.forEach(Runnable::run);
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sentAt);
+      long paceMs = key == null ? paceMs(listed(response)) : 0;
       if (next == previous && next > 0 && tookMs < QUICK_RETURN_MS) {
         later(this::query, QUICK_RETURN_MS); // an unchanged index returned at once: do not spin
-      } else if (key == null && tookMs < MIN_INTERVAL_MS) {
-        later(this::query, MIN_INTERVAL_MS - tookMs); // a busy prefix: pace the listings
+      } else if (tookMs < paceMs) {
+        later(this::query, paceMs - tookMs); // a busy prefix: pace the listings
       } else {
         query();
       }
