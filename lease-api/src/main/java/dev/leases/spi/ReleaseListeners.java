@@ -81,6 +81,11 @@ public final class ReleaseListeners {
     return Set.copyOf(byName.keySet());
   }
 
+  /** Whether {@code name} has a listener now (without copying {@link #names()}). */
+  public boolean has(String name) {
+    return byName.containsKey(name);
+  }
+
   /** Whether no listener is registered. */
   public boolean isEmpty() {
     return byName.isEmpty();

@@ -27,12 +27,15 @@ class SpiHelpersTest {
     listeners.fireAll();
     assertThat(heard).containsExactly("a1", "b1");
     assertThat(listeners.names()).containsExactlyInAnyOrder("a", "b");
+    assertThat(listeners.has("a")).as("a keeps its throwing listener").isTrue();
+    assertThat(listeners.has("missing")).isFalse();
     listeners.fire("missing");
     listeners.fire("b", r -> {
       throw new java.util.concurrent.RejectedExecutionException("closed");
     });
     listeners.clear();
     assertThat(listeners.isEmpty()).isTrue();
+    assertThat(listeners.has("b")).isFalse();
   }
 
   @Test

@@ -168,7 +168,7 @@ final class ReleaseWatches {
       List<Runnable> restart = new ArrayList<>();
       synchronized (this) {
         registration.close();
-        if (!closed && !listeners.names().contains(name) && watched.remove(key) != null) {
+        if (!closed && !listeners.has(name) && watched.remove(key) != null) {
           Loop w = perKey.remove(key);
           if (w != null) {
             w.stopped = true;
