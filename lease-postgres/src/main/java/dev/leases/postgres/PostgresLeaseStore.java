@@ -139,6 +139,11 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final Duration callTimeout;
   private final SchemaCreator schema; // null when createTable is off
   private final boolean isolationKnownGood;
+  /**
+   * Whether the pool's sessions already carry a {@code statement_timeout} of the call timeout (the
+   * factory's own pool): then statements on its connections are not given a client-side timer each.
+   */
+  private final boolean sessionBounded;
   private final ReleaseHints hints;
   private final AutoCloseable owned;
   private final String grantSql;
@@ -177,6 +182,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     this.channel = names.qualified() + CHANNEL_SUFFIX;
     this.callTimeout = b.callTimeout;
     this.owned = b.owned;
+    this.sessionBounded = b.sessionBounded;
     this.needsToGrant = grantNeeds(names);
     this.needsToRelease = releaseNeeds(names);
     this.needsToRead = readNeeds(names);
@@ -386,7 +392,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
     Duration granted = checkAcquire(name, holder, ttl);
-    return call("acquireOrRenew", name, needsToGrant, c -> acquire(c, name, holder, granted));
+    return call("acquireOrRenew", name, needsToGrant, c -> acquire(c, true, name, holder, granted));
   }
 
   /**
@@ -418,7 +424,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     ensureSchema();
     try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(connection, callTimeout)) {
       Jdbc.requireReadCommitted(connection, "acquireOrRenew(Connection, ...)");
-      return acquire(connection, name, holder, granted);
+      return acquire(connection, false, name, holder, granted);
     } catch (SQLException e) {
       if (Privileges.denied(e)) { // the caller's transaction is aborted: nothing can be asked
         throw Privileges.refused(what("acquireOrRenew", name), e,
@@ -446,11 +452,11 @@ public final class PostgresLeaseStore implements LeaseStore {
    * or changed while the UPDATE waited for it) the call goes on as for any other name, with
    * {@link #acquireSql} (the placeholder, then the grant).
    */
-  private Optional<LeaseGrant> acquire(Connection c, String name, HolderId holder, Duration ttl)
-      throws SQLException {
+  private Optional<LeaseGrant> acquire(Connection c, boolean pooled, String name, HolderId holder,
+      Duration ttl) throws SQLException {
     if (rowSeen.contains(name)) {
       try (PreparedStatement ps = c.prepareStatement(knownRowSql)) {
-        Jdbc.bound(ps, callTimeout);
+        bound(ps, pooled);
         setGrant(ps, 1, name, holder, ttl);
         ps.setString(6, name);
         ps.setString(7, holder.value());
@@ -465,7 +471,7 @@ public final class PostgresLeaseStore implements LeaseStore {
       }
     }
     try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
-      Jdbc.bound(ps, callTimeout);
+      bound(ps, pooled);
       ps.setString(1, name);
       setGrant(ps, 2, name, holder, ttl);
       ps.execute(); // first result: the placeholder INSERT's count
@@ -476,6 +482,16 @@ public final class PostgresLeaseStore implements LeaseStore {
         rememberRow(name);
         return rs.next() ? Optional.of(grant(rs, name, holder, ttl)) : Optional.empty();
       }
+    }
+  }
+
+  /**
+   * Bounds a statement by the call timeout: nothing to do on a connection of the store's pool
+   * ({@code pooled}) when its sessions carry it already ({@link Builder#sessionStatementTimeout}).
+   */
+  private void bound(PreparedStatement ps, boolean pooled) throws SQLException {
+    if (!pooled || !sessionBounded) {
+      Jdbc.bound(ps, callTimeout);
     }
   }
 
@@ -515,7 +531,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     ensureOpen();
     boolean released = call("release", name, needsToRelease, c -> {
       try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
-        Jdbc.bound(ps, callTimeout);
+        bound(ps, true);
         ps.setString(1, name);
         ps.setString(2, holder.value());
         try (ResultSet rs = ps.executeQuery()) {
@@ -603,7 +619,7 @@ public final class PostgresLeaseStore implements LeaseStore {
   private void renewAll(Connection c, List<String> batch, HolderId holder, Duration ttl,
       Map<String, AcquireResult> byName) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(renewAllSql)) {
-      Jdbc.bound(ps, callTimeout);
+      bound(ps, true);
       ps.setArray(1, c.createArrayOf("text", batch.toArray()));
       ps.setString(2, holder.value());
       ps.setLong(3, ttl.toMillis());
@@ -628,7 +644,11 @@ public final class PostgresLeaseStore implements LeaseStore {
       Duration timeout, Map<String, AcquireResult> byName, List<String> granted)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(acquireAllSql)) {
-      Jdbc.bound(ps, timeout);
+      if (timeout.equals(callTimeout)) {
+        bound(ps, true);
+      } else {
+        Jdbc.bound(ps, timeout); // the rest of the call's bound, below the session's
+      }
       java.sql.Array array = c.createArrayOf("text", batch.toArray());
       ps.setArray(1, array);
       ps.setArray(2, array);
@@ -708,7 +728,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     }
     Map<String, Boolean> released = callBatch("releaseAll", checked, needsToRelease, c -> {
       try (PreparedStatement ps = c.prepareStatement(releaseAllSql)) {
-        Jdbc.bound(ps, callTimeout);
+        bound(ps, true);
         java.sql.Array array = c.createArrayOf("text", checked.toArray());
         ps.setArray(1, array);
         ps.setString(2, holder.value());
@@ -754,7 +774,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     ensureOpen();
     return call("token", name, needsToRead, c -> {
       try (PreparedStatement ps = c.prepareStatement(tokenSql)) {
-        Jdbc.bound(ps, callTimeout);
+        bound(ps, true);
         ps.setString(1, name);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
@@ -772,7 +792,7 @@ public final class PostgresLeaseStore implements LeaseStore {
    */
   private OptionalLong sequenceBound(Connection c) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sequenceBoundSql)) {
-      Jdbc.bound(ps, callTimeout);
+      bound(ps, true);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         long value = rs.getLong(1);
@@ -791,7 +811,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     ensureOpen();
     return call("inspect", name, needsToRead, c -> {
       try (PreparedStatement ps = c.prepareStatement(inspectSql)) {
-        Jdbc.bound(ps, callTimeout);
+        bound(ps, true);
         ps.setString(1, name);
         try (ResultSet rs = ps.executeQuery()) {
           if (!rs.next()) {
@@ -919,6 +939,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     private Supplier<Connection> listenConnection;
     private boolean createTable = true;
     private AutoCloseable owned;
+    private boolean sessionBounded;
 
     /** {@code dataSource} is null only for the factory, which validates settings first. */
     Builder(DataSource dataSource) {
@@ -984,6 +1005,16 @@ public final class PostgresLeaseStore implements LeaseStore {
     /** A resource closed with the store: the factory's own pool. */
     Builder closeWithStore(AutoCloseable resource) {
       this.owned = resource;
+      return this;
+    }
+
+    /**
+     * Says that every connection of the pool has {@code statement_timeout} set to the call timeout
+     * (the factory's own pool does, with {@code connectionInitSql}): the store then sets no timeout
+     * on each statement. Never for a DataSource the library does not own.
+     */
+    Builder sessionStatementTimeout() {
+      this.sessionBounded = true;
       return this;
     }
 
