@@ -246,11 +246,17 @@ public final class PostgresLeaseStore implements LeaseStore {
     // two overlapping batches cannot deadlock; the UPDATE draws tokens only for rows locked by then
     // and the answers come from those locked rows: granted, or who holds it until when.
     String unnested = "unnest(?::text[]) AS u(n)";
+    // The batch's names as an uncorrelated subquery's value, which the planner does not look into:
+    // it then plans an index scan whatever the array and the table's size. Given the array itself
+    // (as it is in a custom plan: pgjdbc's first uses of a statement, the server's first five
+    // executions of a prepared one), it reads the whole table instead when the batch is a fair share
+    // of it: 160 ms instead of 20 ms for 10,000 names of a 590,000-row table.
+    String anyOfBatch = "ANY((SELECT ?::text[])::text[])";
     this.acquireAllSql = "INSERT INTO " + t + " (name, holder, token, expires_at)"
         + " SELECT n, NULL, 1, '-infinity' FROM " + unnested + " ORDER BY n"
         + " ON CONFLICT (name) DO NOTHING;"
         + " WITH k AS (SELECT name, holder, token, expires_at FROM " + t
-        + " WHERE name = ANY(?::text[]) ORDER BY name FOR UPDATE),"
+        + " WHERE name = " + anyOfBatch + " ORDER BY name FOR UPDATE),"
         + " g AS (UPDATE " + t + " AS l SET" + grant
         + " FROM k WHERE l.name = k.name AND " + grantable + durably
         + " RETURNING l.name, l.token, l.expires_at)"
@@ -267,7 +273,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     // The UPDATE finds the locked rows by ctid (a second lookup by name would cost as much as the
     // first); should a row have moved meanwhile, its ctid no longer matches and the name goes on to
     // the full path.
-    this.renewAllSql = "WITH k AS (SELECT ctid AS id FROM " + t + " WHERE name = ANY(?::text[])"
+    this.renewAllSql = "WITH k AS (SELECT ctid AS id FROM " + t + " WHERE name = " + anyOfBatch
         + " AND holder = ? AND expires_at > clock_timestamp() ORDER BY name FOR NO KEY UPDATE)"
         + " UPDATE " + t + " AS l SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
         + " FROM k WHERE l.ctid = k.id AND l.holder = ? AND l.expires_at > clock_timestamp()"
