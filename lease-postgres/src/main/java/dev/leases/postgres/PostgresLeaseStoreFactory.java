@@ -44,7 +44,10 @@ import org.jspecify.annotations.Nullable;
  *       role of {@link PostgresLeaseStore#grantsSql}, true also works: it only looks them up).
  *   <li>{@code table} (optional, default {@value PostgresLeaseStore#DEFAULT_TABLE}; see
  *       {@link PostgresLeaseStore.Builder#table})
- *   <li>{@code callTimeoutMillis} (optional, default 5000): the statement timeout, also used as the
+ *   <li>{@code callTimeoutMillis} (optional, default 5000): the statement timeout, set as the
+ *       pool's sessions' {@code statement_timeout} (so no client timer is armed per statement; behind
+ *       a transaction-mode pooler such as PgBouncer, where session settings do not stick, the
+ *       socket read timeout of this plus one second still bounds every call), also used as the
  *       pool's connection timeout (at least 250 ms, HikariCP's minimum)
  * </ul>
  *
@@ -163,8 +166,11 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
     config.setPoolName("leases-" + (table == null ? PostgresLeaseStore.DEFAULT_TABLE : table));
     config.addDataSourceProperty("tcpKeepAlive", "true");
     config.addDataSourceProperty("ApplicationName", "leases");
+    // the server cancels any statement after the call timeout, so the store need not arm a client
+    // timer for each (this pool is the library's own: nobody else's statements get the limit)
+    config.setConnectionInitSql("SET statement_timeout = " + callTimeout.toMillis());
     HikariDataSource pool = new HikariDataSource(config);
-    return builder.dataSource(pool).closeWithStore(pool).build();
+    return builder.sessionStatementTimeout().dataSource(pool).closeWithStore(pool).build();
   }
 
   /**

@@ -6,12 +6,14 @@ import static org.awaitility.Awaitility.await;
 
 import dev.leases.HolderId;
 import dev.leases.LeaseStoreClosedException;
+import dev.leases.LeaseStoreUnavailableException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -58,6 +60,40 @@ class PostgresLeaseStoreFactoryTest {
     assertThatThrownBy(() -> store.token(name)).isInstanceOf(LeaseStoreClosedException.class);
     await("its connections are closed").atMost(Duration.ofSeconds(15))
         .until(() -> sessions(app) == 0);
+  }
+
+  /**
+   * The factory's pool bounds its statements on the server (a session statement_timeout of the
+   * call timeout, instead of a client timer per statement): a call waiting on a row lock is
+   * cancelled by the server (57014), single and batch alike, well before the socket timeout.
+   */
+  @Test
+  void aCallWaitingOnARowLockIsCancelledByTheServerAfterTheCallTimeout() throws Exception {
+    PostgresLeaseStore store = factory.open(Map.of("jdbcUrl", PostgresServers.url(),
+        "callTimeoutMillis", "500"));
+    try (Connection tx = PostgresServers.connect()) {
+      String name = "factory-" + UUID.randomUUID();
+      HolderId a = HolderId.generate();
+      assertThat(store.acquireOrRenewAll(List.of(name), a, Duration.ofSeconds(30))).hasSize(1);
+      tx.setAutoCommit(false);
+      try (PreparedStatement lock = tx.prepareStatement(
+          "SELECT 1 FROM leases WHERE name = ? FOR UPDATE")) {
+        lock.setString(1, name);
+        lock.executeQuery().close();
+      }
+      assertThatThrownBy(() -> store.acquireOrRenew(name, a, Duration.ofSeconds(30)))
+          .isInstanceOf(LeaseStoreUnavailableException.class).hasMessageContaining("57014");
+      assertThatThrownBy(() -> store.acquireOrRenewAll(List.of(name), a, Duration.ofSeconds(30)))
+          .as("the renewal fast path").isInstanceOf(LeaseStoreUnavailableException.class)
+          .hasMessageContaining("57014");
+      assertThatThrownBy(() -> store.acquireOrRenewAll(List.of(name), HolderId.generate(),
+          Duration.ofSeconds(30))).as("the full path")
+          .isInstanceOf(LeaseStoreUnavailableException.class).hasMessageContaining("57014");
+      tx.rollback();
+      assertThat(store.acquireOrRenew(name, a, Duration.ofSeconds(30))).isPresent();
+    } finally {
+      store.close();
+    }
   }
 
   @Test
