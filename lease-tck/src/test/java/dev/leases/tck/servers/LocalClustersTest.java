@@ -55,7 +55,7 @@ class LocalClustersTest {
       Member primary = p.primary();
       Member replica = p.replica();
       await().atMost(Duration.ofSeconds(30))
-          .until(() -> RedisPair.command(replica.port(), "GET", "k").equals("v"));
+          .until(() -> "v".equals(RedisPair.command(replica.port(), "GET", "k")));
 
       p.promote();
 
@@ -71,7 +71,7 @@ class LocalClustersTest {
       assertThat(RedisPair.command(primary.port(), "INFO", "replication"))
           .contains("role:slave");
       await().atMost(Duration.ofSeconds(30))
-          .until(() -> RedisPair.command(primary.port(), "GET", "k2").equals("v2"));
+          .until(() -> "v2".equals(RedisPair.command(primary.port(), "GET", "k2")));
 
       Member current = p.primary();
       p.restartPrimary(0);
