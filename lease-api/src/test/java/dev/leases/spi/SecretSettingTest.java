@@ -50,7 +50,8 @@ class SecretSettingTest {
   @Test
   void aFileLosesOneTrailingLineBreakOnly() throws Exception {
     for (String[] c : new String[][] {{SECRET, SECRET}, {SECRET + "\n", SECRET},
-        {SECRET + "\r\n", SECRET}, {SECRET + "\n\n", SECRET + "\n"}, {" " + SECRET, " " + SECRET}}) {
+        {SECRET + "\r\n", SECRET}, {SECRET + "\n\n", SECRET + "\n"},
+        {" " + SECRET, " " + SECRET}}) {
       Path file = Files.writeString(dir.resolve("secret"), c[0], StandardCharsets.UTF_8);
       assertThat(SecretSetting.readFile("passwordFile", "password file", file)).isEqualTo(c[1]);
     }

@@ -55,9 +55,9 @@ abstract class AclToken implements AuthTokenProvider {
   }
 
   /**
-   * Checks an ACL token: non-blank printable ASCII without spaces (one trailing line break dropped
-   * first by {@link SecretSetting#readFile}); returns it. The message names {@code source}, never the
-   * value.
+   * Checks an ACL token: non-blank printable ASCII without spaces (a file's one trailing line
+   * break is dropped first by {@link SecretSetting#readFile}); returns it. The message names
+   * {@code source}, never the value.
    */
   static String requireToken(String token, String source) {
     Objects.requireNonNull(token, source + " must not be null");
