@@ -1,7 +1,7 @@
 package dev.leases.consul;
 
+import dev.leases.spi.SecretSetting;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -55,9 +55,9 @@ abstract class AclToken implements AuthTokenProvider {
   }
 
   /**
-   * Checks an ACL token: non-blank printable ASCII without spaces (one trailing line break dropped
-   * first by the callers that read files); returns it. The message names {@code source}, never the
-   * value.
+   * Checks an ACL token: non-blank printable ASCII without spaces (a file's one trailing line
+   * break is dropped first by {@link SecretSetting#readFile}); returns it. The message names
+   * {@code source}, never the value.
    */
   static String requireToken(String token, String source) {
     Objects.requireNonNull(token, source + " must not be null");
@@ -66,25 +66,6 @@ abstract class AclToken implements AuthTokenProvider {
           + " spaces (a Consul token is its SecretID, a UUID)");
     }
     return token;
-  }
-
-  /**
-   * The content of a file holding a secret (UTF-8); a failure names {@code what} and the file and
-   * the exception's class only: a decoding error's message could quote the content.
-   */
-  static String readSecret(Path file, String what) {
-    try {
-      return Files.readString(file, StandardCharsets.UTF_8);
-    } catch (IOException | RuntimeException e) {
-      throw new IllegalArgumentException("cannot read the " + what + " " + file + " ("
-          + e.getClass().getSimpleName() + ")");
-    }
-  }
-
-  /** {@code content} without one trailing line break. */
-  static String stripLineBreak(String content) {
-    return content.endsWith("\r\n") ? content.substring(0, content.length() - 2)
-        : content.endsWith("\n") ? content.substring(0, content.length() - 1) : content;
   }
 
   private static final class FromFile extends AclToken {
@@ -135,7 +116,7 @@ abstract class AclToken implements AuthTokenProvider {
     }
 
     private String read() {
-      return requireToken(stripLineBreak(readSecret(file, "ACL token file")),
+      return requireToken(SecretSetting.readFile(null, "ACL token file", file),
           "the ACL token in " + file);
     }
 

@@ -2,10 +2,9 @@ package dev.leases.consul;
 
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseStoreFactory;
+import dev.leases.spi.SecretSetting;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -120,7 +119,7 @@ final class ClientOptions {
    * @param environment reads the variable that {@code aclTokenEnv} names
    */
   static ClientOptions fromSettings(Map<String, String> settings, String what,
-      UnaryOperator<String> environment) {
+      UnaryOperator<@Nullable String> environment) {
     for (String key : settings.keySet()) {
       if (key.equals("aclToken")) {
         throw new IllegalArgumentException("there is no inline 'aclToken' setting (settings get"
@@ -146,28 +145,15 @@ final class ClientOptions {
             + " number of milliseconds, was '" + timeout + "'", e);
       }
     }
-    List<String> tokenSources = new ArrayList<>();
-    for (String key : List.of(ACL_TOKEN_FILE, ACL_TOKEN_ENV)) {
-      if (settings.get(key) != null) {
-        tokenSources.add(key);
-      }
-    }
-    if (tokenSources.size() > 1) {
-      throw new IllegalArgumentException("give the ACL token one way, not " + tokenSources);
-    }
-    String file = settings.get(ACL_TOKEN_FILE);
-    if (file != null) {
-      o.aclTokenFile(Path.of(file.trim()), what);
-    }
-    String variable = settings.get(ACL_TOKEN_ENV);
-    if (variable != null) {
-      String value = environment.apply(variable.trim());
-      if (value == null || value.isEmpty()) {
-        throw new IllegalArgumentException("setting '" + ACL_TOKEN_ENV + "' names the environment"
-            + " variable " + variable.trim() + ", which is not set or empty");
-      }
-      o.aclToken = AclToken.fixed(AclToken.requireToken(value,
-          "the ACL token in environment variable " + variable.trim()));
+    String given = SecretSetting.requireAtMostOne(settings, "the ACL token", ACL_TOKEN_FILE,
+        ACL_TOKEN_ENV);
+    if (ACL_TOKEN_FILE.equals(given)) {
+      o.aclTokenFile(Path.of(settings.get(ACL_TOKEN_FILE).trim()), what);
+    } else if (ACL_TOKEN_ENV.equals(given)) {
+      String variable = settings.get(ACL_TOKEN_ENV).trim();
+      o.aclToken = AclToken.fixed(AclToken.requireToken(
+          SecretSetting.fromEnvironment(ACL_TOKEN_ENV, variable, environment),
+          "the ACL token in environment variable " + variable));
     }
     String trust = settings.get(TRUST_CERT_FILE);
     String cert = settings.get(CLIENT_CERT_FILE);

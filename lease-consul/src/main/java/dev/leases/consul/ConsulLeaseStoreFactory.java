@@ -5,6 +5,7 @@ import dev.leases.LeaseStoreFactory;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens a {@link ConsulLeaseStore} that owns its Consul client, from string settings:
@@ -46,7 +47,7 @@ public final class ConsulLeaseStoreFactory implements LeaseStoreFactory {
   /** Setting: unencrypted PKCS#8 PEM client key, for agents with {@code verify_incoming}. */
   public static final String CLIENT_KEY_FILE = ClientOptions.CLIENT_KEY_FILE;
 
-  private final UnaryOperator<String> environment;
+  private final UnaryOperator<@Nullable String> environment;
 
   /** A factory; it keeps no state. */
   public ConsulLeaseStoreFactory() {
@@ -54,7 +55,7 @@ public final class ConsulLeaseStoreFactory implements LeaseStoreFactory {
   }
 
   /** A factory that reads {@code aclTokenEnv} variables through {@code environment}. */
-  ConsulLeaseStoreFactory(UnaryOperator<String> environment) {
+  ConsulLeaseStoreFactory(UnaryOperator<@Nullable String> environment) {
     this.environment = Objects.requireNonNull(environment, "environment must not be null");
   }
 

@@ -1,5 +1,6 @@
 package dev.leases.consul;
 
+import dev.leases.spi.SecretSetting;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -120,7 +121,7 @@ record ConsulTls(Path trustCert, Path clientCert, Path clientKey) {
 
   /** The client key: PKCS#8, RSA or EC. Messages never quote the file's content. */
   private PrivateKey key() {
-    Matcher m = PKCS8.matcher(AclToken.readSecret(clientKey, "TLS client key file"));
+    Matcher m = PKCS8.matcher(SecretSetting.readFile(null, "TLS client key file", clientKey));
     if (!m.find()) {
       throw new IllegalArgumentException("the TLS client key file " + clientKey + " is not an"
           + " unencrypted PKCS#8 PEM key (-----BEGIN PRIVATE KEY-----); convert it with"

@@ -2,12 +2,9 @@ package dev.leases.etcd;
 
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreFactory;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import dev.leases.spi.SecretSetting;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -136,47 +133,18 @@ public final class EtcdLeaseStoreFactory implements LeaseStoreFactory {
       return file == null ? null : Path.of(file.trim());
     }
 
-    /** The password from exactly one source, or null if none is set. Never in a message. */
+    /** The password from at most one source, or null if none is set. Never in a message. */
     private static @Nullable String password(Map<String, String> settings,
         UnaryOperator<@Nullable String> environment) {
-      List<String> given = new ArrayList<>();
-      for (String key : List.of(PASSWORD_FILE, PASSWORD_ENV)) {
-        if (settings.get(key) != null) {
-          given.add(key);
-        }
-      }
-      if (given.size() > 1) {
-        throw new IllegalArgumentException("give the etcd password one way, not " + given);
-      }
-      String variable = settings.get(PASSWORD_ENV);
-      if (variable != null) {
-        String value = environment.apply(variable.trim());
-        if (value == null || value.isEmpty()) {
-          throw new IllegalArgumentException("setting '" + PASSWORD_ENV + "' names the environment"
-              + " variable " + variable.trim() + ", which is not set or empty");
-        }
-        return value;
-      }
-      String file = settings.get(PASSWORD_FILE);
-      if (file == null) {
+      String given = SecretSetting.requireAtMostOne(settings, "the etcd password", PASSWORD_FILE,
+          PASSWORD_ENV);
+      if (given == null) {
         return null;
       }
-      Path path = Path.of(file.trim());
-      String content;
-      try {
-        content = Files.readString(path, StandardCharsets.UTF_8);
-      } catch (IOException | RuntimeException e) {
-        // the exception's class only: a message of a decoding error could quote the content
-        throw new IllegalArgumentException("setting '" + PASSWORD_FILE + "': cannot read the"
-            + " password file " + path + " (" + e.getClass().getSimpleName() + ")");
-      }
-      String password = content.endsWith("\r\n") ? content.substring(0, content.length() - 2)
-          : content.endsWith("\n") ? content.substring(0, content.length() - 1) : content;
-      if (password.isEmpty()) {
-        throw new IllegalArgumentException("setting '" + PASSWORD_FILE + "': the password file "
-            + path + " is empty");
-      }
-      return password;
+      return given.equals(PASSWORD_ENV)
+          ? SecretSetting.fromEnvironment(PASSWORD_ENV, settings.get(PASSWORD_ENV), environment)
+          : SecretSetting.readFile(PASSWORD_FILE, "password file",
+              Path.of(settings.get(PASSWORD_FILE).trim()));
     }
   }
 }

@@ -3,18 +3,13 @@ package dev.leases.postgres;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.LeaseStoreFactory;
+import dev.leases.spi.SecretSetting;
 import com.zaxxer.hikari.util.Credentials;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
@@ -179,56 +174,26 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
    * settings, files and variables, never a password.
    */
   private @Nullable Supplier<String> password(Map<String, String> settings, String url) {
-    List<String> given = new ArrayList<>();
-    for (String key : List.of(PASSWORD, PASSWORD_FILE, PASSWORD_ENV)) {
-      if (settings.get(key) != null) {
-        given.add(key);
-      }
+    String given = SecretSetting.requireAtMostOne(settings, "the PostgreSQL password", PASSWORD,
+        PASSWORD_FILE, PASSWORD_ENV);
+    if (given != null && URL_PASSWORD.matcher(url).find()) {
+      throw new IllegalArgumentException("setting '" + JDBC_URL + "' carries a password (its"
+          + " password parameter), and '" + given + "' gives another: give the password one way"
+          + " (prefer '" + PASSWORD_FILE + "' and a URL without password=)");
     }
-    if (URL_PASSWORD.matcher(url).find()) {
-      given.add(JDBC_URL + " (its password parameter)");
-    }
-    if (given.size() > 1) {
-      throw new IllegalArgumentException("give the password one way, not " + given
-          + ": prefer '" + PASSWORD_FILE + "' or '" + PASSWORD_ENV + "' to a password in the"
-          + " settings or the URL");
-    }
-    if (settings.get(PASSWORD) != null) {
+    if (PASSWORD.equals(given)) {
       String inline = settings.get(PASSWORD);
       return () -> inline;
     }
-    String variable = settings.get(PASSWORD_ENV);
-    if (variable != null) {
-      String value = environment.apply(variable);
-      if (value == null || value.isEmpty()) {
-        throw new IllegalArgumentException("setting '" + PASSWORD_ENV + "' names the environment"
-            + " variable " + variable + ", which is not set or empty");
-      }
+    if (PASSWORD_ENV.equals(given)) {
+      String value = SecretSetting.fromEnvironment(PASSWORD_ENV, settings.get(PASSWORD_ENV),
+          environment);
       return () -> value;
     }
-    String file = settings.get(PASSWORD_FILE);
-    if (file != null) {
-      Path path = Path.of(file);
-      readPassword(path, IllegalArgumentException::new); // refuse a missing file up front
-      return () -> readPassword(path, IllegalStateException::new);
+    if (PASSWORD_FILE.equals(given)) {
+      return SecretSetting.rereadingFile(PASSWORD_FILE, "password file",
+          Path.of(settings.get(PASSWORD_FILE).trim()));
     }
     return null;
-  }
-
-  private static String readPassword(Path path, Function<String, RuntimeException> failure) {
-    String content;
-    try {
-      content = Files.readString(path, StandardCharsets.UTF_8);
-    } catch (IOException | RuntimeException e) {
-      throw failure.apply("setting '" + PASSWORD_FILE + "': cannot read the password file "
-          + path + " (" + e.getClass().getSimpleName() + ")");
-    }
-    String password = content.endsWith("\r\n") ? content.substring(0, content.length() - 2)
-        : content.endsWith("\n") ? content.substring(0, content.length() - 1) : content;
-    if (password.isEmpty()) {
-      throw failure.apply("setting '" + PASSWORD_FILE + "': the password file " + path
-          + " is empty");
-    }
-    return password;
   }
 }

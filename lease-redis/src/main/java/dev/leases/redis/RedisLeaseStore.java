@@ -10,6 +10,7 @@ import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
 import dev.leases.TtlRange;
 import dev.leases.spi.ReleaseListeners;
+import dev.leases.spi.SecretSetting;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCredentials;
@@ -238,12 +239,12 @@ public final class RedisLeaseStore implements LeaseStore {
      * picked up when the store reconnects. The file must be readable now.
      */
     public Builder user(String user, Path passwordFile) {
-      PasswordFile file = new PasswordFile(passwordFile);
-      file.read(IllegalArgumentException::new); // refuse a missing file up front
-      return credentials(user, () -> file.read(IllegalStateException::new));
+      return credentials(user,
+          SecretSetting.rereadingFile(null, "Redis password file", passwordFile));
     }
 
-    private Builder credentials(String user, Supplier<String> password) {
+    /** Authenticates as {@code user} with the password {@code password} supplies when asked. */
+    Builder credentials(String user, Supplier<String> password) {
       ownedClientOnly("user(...)", "set the credentials on your RedisURI");
       if (uriHasPassword()) {
         throw new IllegalArgumentException("the Redis URI carries a password, and user(...) gives"

@@ -2,15 +2,15 @@ package dev.leases.redis;
 
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreFactory;
+import dev.leases.spi.SecretSetting;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens a {@link RedisLeaseStore} that owns its client, from string settings:
@@ -58,7 +58,7 @@ public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
   private static final Set<String> KNOWN = Set.of(URI, KEY_PREFIX, COMMAND_TIMEOUT_MS, USER,
       PASSWORD_FILE, PASSWORD_ENV, TRUST_CERT_FILE, CLIENT_CERT_FILE, CLIENT_KEY_FILE);
 
-  private final UnaryOperator<String> environment;
+  private final UnaryOperator<@Nullable String> environment;
 
   /** A factory; it keeps no state. */
   public RedisLeaseStoreFactory() {
@@ -66,7 +66,7 @@ public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
   }
 
   /** A factory that reads {@code passwordEnv} variables through {@code environment}. */
-  RedisLeaseStoreFactory(UnaryOperator<String> environment) {
+  RedisLeaseStoreFactory(UnaryOperator<@Nullable String> environment) {
     this.environment = Objects.requireNonNull(environment, "environment must not be null");
   }
 
@@ -77,7 +77,7 @@ public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
 
   /** A store builder from these settings, refusing unknown ones; {@code who} names the reader. */
   static RedisLeaseStore.Builder builder(Map<String, String> settings, String who,
-      UnaryOperator<String> environment) {
+      UnaryOperator<@Nullable String> environment) {
     for (String key : settings.keySet()) {
       if (!KNOWN.contains(key)) {
         throw new IllegalArgumentException("unknown setting '" + key + "'; " + who + " knows "
@@ -109,40 +109,29 @@ public final class RedisLeaseStoreFactory implements LeaseStoreFactory {
   }
 
   private static void credentials(RedisLeaseStore.Builder b, Map<String, String> settings,
-      UnaryOperator<String> environment) {
-    List<String> given = new ArrayList<>();
-    for (String key : List.of(PASSWORD_FILE, PASSWORD_ENV)) {
-      if (settings.get(key) != null) {
-        given.add(key);
-      }
-    }
+      UnaryOperator<@Nullable String> environment) {
+    String given = SecretSetting.requireAtMostOne(settings, "the Redis password", PASSWORD_FILE,
+        PASSWORD_ENV);
     String user = settings.get(USER);
-    if (given.isEmpty()) {
+    if (given == null) {
       if (user != null) {
         throw new IllegalArgumentException("setting '" + USER + "' needs the password from '"
             + PASSWORD_FILE + "' or '" + PASSWORD_ENV + "'");
       }
       return;
     }
-    if (given.size() > 1) {
-      throw new IllegalArgumentException("give the Redis password one way, not " + given);
-    }
     if (b.uriHasPassword()) {
       throw new IllegalArgumentException("setting '" + URI + "' carries a password, and '"
-          + given.get(0) + "' gives another: give the password one way (prefer '"
+          + given + "' gives another: give the password one way (prefer '"
           + PASSWORD_FILE + "' and a URI without user:password@)");
     }
     String name = user == null ? "default" : user.trim();
-    String variable = settings.get(PASSWORD_ENV);
-    if (variable != null) {
-      String value = environment.apply(variable.trim());
-      if (value == null || value.isEmpty()) {
-        throw new IllegalArgumentException("setting '" + PASSWORD_ENV + "' names the"
-            + " environment variable " + variable.trim() + ", which is not set or empty");
-      }
-      b.user(name, value);
+    if (given.equals(PASSWORD_ENV)) {
+      b.user(name, SecretSetting.fromEnvironment(PASSWORD_ENV, settings.get(PASSWORD_ENV),
+          environment));
     } else {
-      b.user(name, path(settings.get(PASSWORD_FILE)));
+      b.credentials(name, SecretSetting.rereadingFile(PASSWORD_FILE, "Redis password file",
+          Path.of(settings.get(PASSWORD_FILE).trim())));
     }
   }
 

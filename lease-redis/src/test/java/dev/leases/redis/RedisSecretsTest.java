@@ -91,6 +91,13 @@ class RedisSecretsTest {
     assertThatThrownBy(() -> withEnv.open(settings(redis.uri(),
         RedisLeaseStoreFactory.PASSWORD_ENV, "LEASES_UNSET_VARIABLE")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("LEASES_UNSET_VARIABLE");
+    Path missing = rightFile.resolveSibling("no-such-password-file");
+    assertThatThrownBy(() -> new RedisLeaseStoreFactory().open(settings(redis.uri(),
+        RedisLeaseStoreFactory.PASSWORD_FILE, missing.toString())))
+        .as("a missing file is refused naming the setting and the file")
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("setting '" + RedisLeaseStoreFactory.PASSWORD_FILE + "'")
+        .hasMessageContaining(missing.toString());
     assertThatThrownBy(() -> new RedisLeaseStoreFactory().open(Map.of(
         RedisLeaseStoreFactory.URI, redis.uri(), RedisLeaseStoreFactory.USER, user)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("passwordFile");
