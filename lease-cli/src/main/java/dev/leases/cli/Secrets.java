@@ -1,8 +1,6 @@
 package dev.leases.cli;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import dev.leases.spi.SecretSetting;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -33,17 +31,10 @@ final class Secrets {
   static Secrets from(@Nullable Path file, Map<String, String> env) {
     if (file != null) {
       try {
-        String text = Files.readString(file, StandardCharsets.UTF_8);
-        text = text.endsWith("\r\n") ? text.substring(0, text.length() - 2)
-            : text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
-        if (text.isEmpty()) {
-          throw new CliException(ExitCodes.USAGE, "--password-file " + file + " is empty; put the"
-              + " password on its first line");
-        }
-        return new Secrets(text);
-      } catch (IOException e) {
-        throw new CliException(ExitCodes.USAGE, "cannot read --password-file " + file + ": " + e
-            + "; pass a readable file, or set " + ENV_VAR + " instead");
+        return new Secrets(SecretSetting.readFile("--password-file", "password file", file));
+      } catch (IllegalArgumentException e) { // names the option and file, never the content
+        throw new CliException(ExitCodes.USAGE, e.getMessage() + "; pass a readable file with the"
+            + " password on its first line, or set " + ENV_VAR + " instead");
       }
     }
     String fromEnv = env.get(ENV_VAR);
