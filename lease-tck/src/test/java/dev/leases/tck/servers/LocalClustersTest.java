@@ -1,6 +1,7 @@
 package dev.leases.tck.servers;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.leases.tck.servers.LocalClusters.ConsulCluster;
@@ -8,6 +9,11 @@ import dev.leases.tck.servers.LocalClusters.EtcdCluster;
 import dev.leases.tck.servers.LocalClusters.Member;
 import dev.leases.tck.servers.LocalClusters.RaftCluster;
 import dev.leases.tck.servers.LocalClusters.RedisPair;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -30,6 +36,99 @@ class LocalClustersTest {
   void aConsulClusterElectsANewLeaderWhenItsLeaderIsKilledAndTakesItBack() throws Exception {
     try (ConsulCluster c = ConsulCluster.start(3)) {
       killAndRestartTheLeader(c);
+    }
+  }
+
+  /**
+   * Issue 9: while a killed member is down its port is free, and any process on the machine may
+   * take it (a port chosen by {@code bind(0)}, such as a worker's proxy). The restarted member then
+   * cannot listen and exits; the restart must say so, not wait for a stranger to answer until
+   * "etcd on port P is not ready after PT1M (last answer: ... request timed out)".
+   */
+  @Test
+  @Timeout(180)
+  void anEtcdRestartFailsAtOnceWithTheMembersLogWhenAnotherProcessHoldsItsPort() throws Exception {
+    try (EtcdCluster c = EtcdCluster.start(3, 50, 500)) {
+      Member m = c.members().get(2);
+      m.kill();
+      try (ServerSocket thief = bound(m.port())) {
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> c.restart(m)).isInstanceOf(IOException.class)
+            .hasMessageContaining("port " + m.port() + " is held by another process");
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+            .as("fails fast instead of waiting out the readiness timeout")
+            .isLessThan(Duration.ofSeconds(30));
+      }
+      c.restart(m);
+      assertThat(m.isAlive()).isTrue();
+    }
+  }
+
+  /**
+   * The worse case of the same race: what took the port forwards to a healthy member (a proxy), so
+   * that a readiness probe on the port is answered. The restart must not report the member back
+   * while it is dead: the next kill would then leave the cluster without a quorum (issue 9).
+   */
+  @Test
+  @Timeout(180)
+  void anEtcdRestartIsNotReportedReadyWhenItsPortForwardsToAnotherMember() throws Exception {
+    try (EtcdCluster c = EtcdCluster.start(3, 50, 500)) {
+      Member m = c.members().get(2);
+      m.kill();
+      try (Forwarder thief = new Forwarder(m.port(), c.members().get(0).port())) {
+        assertThatThrownBy(() -> c.restart(m)).isInstanceOf(IOException.class)
+            .hasMessageContaining(m.name());
+        assertThat(m.isAlive()).as("the member could not listen and exited").isFalse();
+      }
+      c.restart(m);
+      assertThat(m.isAlive()).isTrue();
+    }
+  }
+
+  private static ServerSocket bound(int port) throws IOException {
+    ServerSocket s = new ServerSocket();
+    s.setReuseAddress(true);
+    s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+    return s;
+  }
+
+  /** Listens on one port and pipes every connection to another (what a proxy that took it does). */
+  private static final class Forwarder implements AutoCloseable {
+    private final ServerSocket server;
+
+    Forwarder(int port, int target) throws IOException {
+      server = bound(port);
+      Thread t = new Thread(() -> {
+        while (!server.isClosed()) {
+          try {
+            Socket in = server.accept();
+            Socket out = new Socket(InetAddress.getLoopbackAddress(), target);
+            pipe(in, out);
+            pipe(out, in);
+          } catch (IOException e) {
+            // closed
+          }
+        }
+      }, "forwarder");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    private static void pipe(Socket from, Socket to) {
+      Thread t = new Thread(() -> {
+        try (from; to) {
+          from.getInputStream().transferTo(to.getOutputStream());
+        } catch (IOException e) {
+          // either side closed
+        }
+      }, "forwarder-pipe");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    @Override
+    public void close() throws IOException {
+      server.close();
     }
   }
 
