@@ -69,7 +69,7 @@ final class Nemesis {
     List<String> summaries = new ArrayList<>();
     for (Backends.Kind k : chosen) {
       progress.say("%s · starting", k.name());
-      try (StoreFaults.Setup setup = StoreFaults.start(k, o.stores)) {
+      try (StoreFaults.Setup setup = StoreFaults.start(k, o.stores, logs)) {
         Backend backend = setup.backend;
         Duration ttl;
         try (LeaseStore s = backend.openStore()) {

@@ -10,6 +10,7 @@ import dev.leases.tck.servers.LocalClusters.RaftCluster;
 import dev.leases.tck.servers.LocalClusters.RedisPair;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -110,12 +111,16 @@ final class StoreFaults {
     return s != null && !s.isBlank();
   }
 
-  /** Starts the backend for the nemesis: replicated local servers where the harness starts them. */
-  static Setup start(Backends.Kind kind, BenchOptions o) throws Exception {
+  /**
+   * Starts the backend for the nemesis: replicated local servers where the harness starts them,
+   * whose logs are copied into {@code logs} ({@code <backend>-<member>.log}) when they close.
+   */
+  static Setup start(Backends.Kind kind, BenchOptions o, Path logs) throws Exception {
     switch (kind.name()) {
       case "etcd" -> {
         if (o.startLocal && !given(o.etcdEndpoints)) {
           EtcdCluster c = EtcdCluster.start(3, 50, 500);
+          c.keepLogsIn(logs, "etcd");
           String endpoints = c.endpoints();
           Backend b = new FactoryBackend("etcd", "etcd 3-member local cluster at " + endpoints,
               FactoryBackend.factoryClass(Backends.ETCD_FACTORY), Map.of("endpoints", endpoints),
@@ -126,6 +131,7 @@ final class StoreFaults {
       case "consul" -> {
         if (o.startLocal && !given(o.consulUrl)) {
           ConsulCluster c = ConsulCluster.start(3);
+          c.keepLogsIn(logs, "consul");
           List<StoreRecipe> recipes = new ArrayList<>();
           for (Member m : c.members()) {
             recipes.add(new StoreRecipe(FactoryBackend.factoryClass(Backends.CONSUL_FACTORY),
@@ -143,6 +149,7 @@ final class StoreFaults {
       case "redis" -> {
         if (o.startLocal && !given(o.redisUri)) {
           RedisPair pair = RedisPair.start();
+          pair.keepLogsIn(logs, "redis");
           try {
             Backend b = described(RedisBackend.start(pair.endpoint()), "Redis primary "
                 + pair.primary() + " and replica " + pair.replica() + " (no persistence) behind"

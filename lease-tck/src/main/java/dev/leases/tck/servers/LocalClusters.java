@@ -4,7 +4,10 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.net.BindException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -13,10 +16,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -73,15 +79,55 @@ public final class LocalClusters {
       return p != null && p.isAlive();
     }
 
-    /** Starts it with its last command line; returns once it listens on its port. */
+    /**
+     * Starts it with its last command line; returns once it listens on its port. While it was
+     * down its port was free, and another process may have taken it (any {@code bind(0)} on the
+     * machine can draw it): this waits up to 10 s for such a holder to let go, then fails; and it
+     * fails at once, with the log, when the member exits instead of listening. That something
+     * listens on the port proves little by itself: the cluster's readiness check asks the member
+     * who it is.
+     */
     public synchronized void start() throws IOException, InterruptedException {
       if (isAlive()) {
         throw new IllegalStateException(this + " is running already");
       }
+      awaitPortFree(Duration.ofSeconds(10));
       launch();
-      if (!FreePorts.awaitListening(port, Duration.ofSeconds(60)) || !process.isAlive()) {
-        throw new IOException(name + " did not listen on port " + port + " within 60 s; command "
-            + argv + "; log:\n" + logTail());
+      long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (!FreePorts.awaitListening(port, Duration.ofMillis(200))) {
+        requireAlive("before it listened on port " + port);
+        if (System.nanoTime() > end) {
+          throw new IOException(name + " did not listen on port " + port + " within 60 s; command "
+              + argv + "; log:\n" + logTail());
+        }
+      }
+      requireAlive("once port " + port + " accepted a connection (another process holds it?)");
+    }
+
+    /** Throws, with the log, if its process has exited. */
+    void requireAlive(String when) throws IOException {
+      Process p = process;
+      if (p != null && !p.isAlive()) {
+        throw new IOException(name + " exited with status " + p.exitValue() + " " + when
+            + "; command " + argv + "; log:\n" + logTail());
+      }
+    }
+
+    private void awaitPortFree(Duration timeout) throws IOException, InterruptedException {
+      long end = System.nanoTime() + timeout.toNanos();
+      while (true) {
+        try (ServerSocket probe = new ServerSocket()) {
+          probe.setReuseAddress(true);
+          probe.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+          return;
+        } catch (BindException e) {
+          if (System.nanoTime() > end) {
+            throw new IOException(name + " cannot start: its port " + port + " is held by another"
+                + " process (taken while " + name + " was down) and was not released within "
+                + timeout + "; " + e.getMessage(), e);
+          }
+          Thread.sleep(100);
+        }
       }
     }
 
@@ -148,6 +194,8 @@ public final class LocalClusters {
   private abstract static class Cluster implements AutoCloseable {
     final Path root;
     final List<Member> members = new ArrayList<>();
+    private volatile Path keepLogs;
+    private volatile String keepPrefix;
 
     Cluster(String prefix) throws IOException {
       this.root = Files.createTempDirectory(prefix);
@@ -160,10 +208,19 @@ public final class LocalClusters {
     /** Waits until a started member serves (has a leader, for the Raft clusters). */
     void awaitReady(Member m) throws IOException, InterruptedException {}
 
-    /** Starts a killed member again from its data directory; returns once it serves. */
+    /**
+     * Starts a killed member again from its data directory; returns once it serves. The exception
+     * when it does not carries every member's log tail.
+     */
     public void restart(Member m) throws IOException, InterruptedException {
-      m.start();
-      awaitReady(m);
+      try {
+        m.start();
+        awaitReady(m);
+        m.requireAlive("after it was seen ready");
+      } catch (IOException e) {
+        throw new IOException(m + " did not rejoin after its restart: " + e.getMessage() + "\n"
+            + logs(), e);
+      }
     }
 
     /** What one member answers about the leader; IOException when it does not answer. */
@@ -215,9 +272,33 @@ public final class LocalClusters {
           .collect(Collectors.joining("\n"));
     }
 
+    /**
+     * Where {@link #close()} copies every member's whole log ({@code <prefix>-<member>.log})
+     * before it deletes the data directories, so that a failed run can still be read.
+     */
+    public void keepLogsIn(Path dir, String prefix) {
+      keepLogs = dir;
+      keepPrefix = prefix;
+    }
+
     @Override
     public void close() {
       members.forEach(Member::stop);
+      Path to = keepLogs;
+      if (to != null) {
+        for (Member m : members) {
+          Path log = m.dir.resolve("server.log");
+          try {
+            if (Files.exists(log)) {
+              Files.createDirectories(to);
+              Files.copy(log, to.resolve(keepPrefix + "-" + m.name + ".log"),
+                  StandardCopyOption.REPLACE_EXISTING);
+            }
+          } catch (IOException e) {
+            // best effort: the run's own outcome matters more than its servers' logs
+          }
+        }
+      }
       LocalProcessServer.deleteRecursively(root);
     }
   }
@@ -243,6 +324,11 @@ public final class LocalClusters {
   public static final class EtcdCluster extends Cluster implements RaftCluster {
     private static final Pattern MEMBER_ID = Pattern.compile("\"member_id\":\"(\\d+)\"");
     private static final Pattern LEADER = Pattern.compile("\"leader\":\"(\\d+)\"");
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+    /** Each member's id, as it said when the cluster started. */
+    private final Map<String, String> ids = new ConcurrentHashMap<>();
+    /** Info-level logs: elections and restarts are what a failed fault run needs to show. */
+    private static final List<String> CLUSTER_FLAGS = List.of("--log-level=info");
 
     private EtcdCluster() throws IOException {
       super("leases-etcd-cluster-");
@@ -253,6 +339,15 @@ public final class LocalClusters {
      */
     public static EtcdCluster start(int size, int heartbeatMs, int electionMs)
         throws IOException, InterruptedException {
+      return start(size, heartbeatMs, electionMs, List.of());
+    }
+
+    /**
+     * {@link #start(int, int, int)} with {@code extraFlags} after the cluster's own (a flag given
+     * twice takes its last value), e.g. {@code --snapshot-count=100} to make snapshots frequent.
+     */
+    public static EtcdCluster start(int size, int heartbeatMs, int electionMs,
+        List<String> extraFlags) throws IOException, InterruptedException {
       Path binary = LocalProcessServer.findBinary("etcd").orElseThrow(
           () -> new IllegalStateException("etcd is not installed: apt-get install -y etcd-server"));
       EtcdCluster c = new EtcdCluster();
@@ -267,10 +362,13 @@ public final class LocalClusters {
         }
         String cluster = String.join(",", initial);
         String token = c.root.getFileName().toString();
+        List<String> flags = new ArrayList<>(CLUSTER_FLAGS);
+        flags.addAll(extraFlags);
         for (int i = 0; i < size; i++) {
           Path dir = c.root.resolve("m" + i);
           c.members.add(new Member("m" + i, client[i], dir, LocalServers.etcdArgv(binary, "m" + i,
-              dir.resolve("data"), client[i], peer[i], cluster, token, heartbeatMs, electionMs)));
+              dir.resolve("data"), client[i], peer[i], cluster, token, heartbeatMs, electionMs,
+              flags)));
         }
         c.startAll();
         return c;
@@ -297,9 +395,41 @@ public final class LocalClusters {
       });
     }
 
+    /**
+     * Waits until the member itself answers on its port — its status names its own member id, the
+     * one it had when the cluster started, which etcd serves only once the member has rejoined
+     * (published itself through Raft) — and {@code /health} reports a leader. Fails at once when
+     * its process exits; answers from another member (a process that took the port while this one
+     * was down and forwards it) do not count.
+     */
     @Override
     void awaitReady(Member m) throws IOException, InterruptedException {
-      LocalServers.awaitEtcdHealthy(m.port, Duration.ofSeconds(60));
+      long end = System.nanoTime() + READY_TIMEOUT.toNanos();
+      String url = "http://127.0.0.1:" + m.port;
+      String last = "no answer";
+      while (System.nanoTime() < end) {
+        m.requireAlive("before it rejoined the cluster");
+        try {
+          Matcher id = MEMBER_ID.matcher(post(url + "/v3/maintenance/status", "{}"));
+          String expected = ids.get(m.name);
+          if (!id.find()) {
+            last = "a status without a member id";
+          } else if (expected != null && !expected.equals(id.group(1))) {
+            last = "port " + m.port + " answers as member " + id.group(1) + ", not " + m.name
+                + " (" + expected + "): another process holds the port";
+          } else if (!get(url + "/health").contains("\"true\"")) {
+            last = "/health is not true yet";
+          } else {
+            ids.putIfAbsent(m.name, id.group(1));
+            return;
+          }
+        } catch (IOException e) {
+          last = e.toString();
+        }
+        Thread.sleep(50);
+      }
+      throw new IOException("etcd member " + m.name + " on port " + m.port + " did not rejoin"
+          + " within " + READY_TIMEOUT + " (last answer: " + last + ")");
     }
   }
 

@@ -50,6 +50,17 @@ public final class LocalServers {
    */
   public static List<String> etcdArgv(Path binary, String name, Path dataDir, int clientPort,
       int peerPort, String cluster, String clusterToken, int heartbeatMs, int electionMs) {
+    return etcdArgv(binary, name, dataDir, clientPort, peerPort, cluster, clusterToken,
+        heartbeatMs, electionMs, List.of());
+  }
+
+  /**
+   * {@link #etcdArgv(Path, String, Path, int, int, String, String, int, int)} followed by
+   * {@code extraFlags} ({@code --name=value}; a flag given twice takes its last value).
+   */
+  public static List<String> etcdArgv(Path binary, String name, Path dataDir, int clientPort,
+      int peerPort, String cluster, String clusterToken, int heartbeatMs, int electionMs,
+      List<String> extraFlags) {
     List<String> argv = new ArrayList<>();
     String arch = goArch();
     if (!arch.equals("amd64")) {
@@ -69,6 +80,7 @@ public final class LocalServers {
         "--heartbeat-interval=" + heartbeatMs,
         "--election-timeout=" + electionMs,
         "--log-level=warn"));
+    argv.addAll(extraFlags);
     return argv;
   }
 
