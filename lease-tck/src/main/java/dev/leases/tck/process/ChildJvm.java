@@ -126,8 +126,14 @@ public final class ChildJvm implements AutoCloseable {
     stdin.flush();
   }
 
-  /** Sends {@code kill -SIGNAL pid}: STOP, CONT or KILL. */
+  /**
+   * Sends {@code kill -SIGNAL pid}: STOP, CONT or KILL; nothing once the child has exited, since
+   * the system may have handed its pid to another process (a server the test started, say).
+   */
   public void signal(String signal) throws IOException, InterruptedException {
+    if (!process.isAlive()) {
+      return; // its pid may already belong to another process (pids wrap at pid_max, e.g. 32768)
+    }
     Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid()))
         .redirectErrorStream(true).start();
     if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {

@@ -171,7 +171,22 @@ public final class LocalClusters {
     @Override
     public String toString() {
       Process p = process;
-      return name + "@" + port + (p != null && p.isAlive() ? " pid " + p.pid() : " (down)");
+      return name + "@" + port + (p != null && p.isAlive()
+          ? " pid " + p.pid() + processState(p.pid()) : " (down)");
+    }
+
+    /**
+     * " state X" from {@code /proc/<pid>/stat} (R running, S sleeping, D in I/O, T stopped by a
+     * signal, Z exited): a member that answers nothing may be stopped rather than stuck.
+     */
+    private static String processState(long pid) {
+      try {
+        String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        int close = stat.lastIndexOf(')'); // the command name may hold spaces and parentheses
+        return close < 0 || close + 2 >= stat.length() ? "" : " state " + stat.charAt(close + 2);
+      } catch (IOException | RuntimeException e) {
+        return "";
+      }
     }
 
     void stop() {
