@@ -30,6 +30,7 @@ final class CountingHttpProxy implements AutoCloseable {
   private final String target;
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong bytes = new AtomicLong();
+  private final AtomicLong changedAnswers = new AtomicLong();
   private final java.util.concurrent.atomic.AtomicInteger inFlight =
       new java.util.concurrent.atomic.AtomicInteger();
   private final java.util.concurrent.atomic.AtomicInteger maxInFlight =
@@ -49,6 +50,14 @@ final class CountingHttpProxy implements AutoCloseable {
 
   long requests() {
     return requests.get();
+  }
+
+  /**
+   * Blocking queries ({@code ?index=N}) answered with another index: those that ended because
+   * something they watch changed, not because their wait ran out.
+   */
+  long changedAnswers() {
+    return changedAnswers.get();
   }
 
   /** Bytes of the answers forwarded so far (bodies only). */
@@ -108,9 +117,25 @@ final class CountingHttpProxy implements AutoCloseable {
         ex.getResponseBody().write(answer);
       }
       bytes.addAndGet(answer.length);
+      String asked = queryIndex(ex.getRequestURI().getRawQuery());
+      String answered = c.getHeaderField("X-Consul-Index");
+      if (asked != null && answered != null && !asked.equals(answered.trim())) {
+        changedAnswers.incrementAndGet();
+      }
     } finally {
       inFlight.decrementAndGet();
     }
+  }
+
+  private static String queryIndex(String query) {
+    if (query != null) {
+      for (String part : query.split("&")) {
+        if (part.startsWith("index=")) {
+          return part.substring("index=".length());
+        }
+      }
+    }
+    return null;
   }
 
   @Override
