@@ -171,8 +171,12 @@ public final class LocalClusters {
     @Override
     public String toString() {
       Process p = process;
-      return name + "@" + port + (p != null && p.isAlive()
-          ? " pid " + p.pid() + processState(p.pid()) : " (down)");
+      if (p == null) {
+        return name + "@" + port + " (never started)";
+      }
+      // 137 = SIGKILL (128 + 9): a member killed by something other than its own fault shows here
+      return name + "@" + port + (p.isAlive() ? " pid " + p.pid() + processState(p.pid())
+          : " (down: pid " + p.pid() + " exited with " + p.exitValue() + ")");
     }
 
     /**
