@@ -125,13 +125,18 @@ final class ReleaseWatches {
       this.name = name;
     }
 
-    /** Takes {@code v} (null: absent) as the key's state; whether that is a release hint. */
+    /**
+     * Takes {@code v} (null: absent) as the key's state; whether that is a release hint. The first
+     * answer is a hint when it shows the key present and unlocked: released or invalidated, maybe
+     * after the subscription and before this answer, which nothing else would report.
+     */
     boolean observe(@Nullable Value v) {
       boolean nowExists = v != null;
       boolean nowLocked = v != null && v.getSession().filter(s -> !s.isEmpty()).isPresent();
       long nowModify = v == null ? 0 : v.getModifyIndex();
-      boolean fire = known && !nowLocked
-          && (locked || (exists && !nowExists) || (nowExists && nowModify != modifyIndex));
+      boolean fire = !nowLocked && (known
+          ? locked || (exists && !nowExists) || (nowExists && nowModify != modifyIndex)
+          : nowExists);
       known = true;
       exists = nowExists;
       locked = nowLocked;
