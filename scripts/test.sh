@@ -17,9 +17,10 @@ eval "$(scripts/start-external-postgres.sh)"
 trap 'scripts/start-external-postgres.sh stop "$LEASES_EXTERNAL_PG_DIR"' EXIT
 logs=target/test-logs
 mkdir -p "$logs"
-# Four independent steps at once: the PostgreSQL suite against Debian's PostgreSQL; two user
+# Four independent steps at once: the PostgreSQL suite against Debian's PostgreSQL; three user
 # builds outside the reactor against the artifacts just installed (with and without leases-bom,
-# all four backends, servers of their own); the short nemesis; and the benchmark CLI end to end
+# all four backends, servers of their own; and a custom backend run through lease-tck); the short
+# nemesis; and the benchmark CLI end to end
 # with tiny counts on every backend (servers of its own).
 LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" "${MVN[@]}" -pl lease-postgres verify \
   -Dleases.reports=surefire-reports-external-postgres >"$logs/external-postgres.log" 2>&1 &
