@@ -84,6 +84,15 @@ class ConsulSecurityTest {
           .isInstanceOf(ConsulAccessDeniedException.class)
           .hasMessageContaining("key:read");
     }
+    // and a holder of prefix A cannot take, nor even look at, a lease under prefix B
+    try (LeaseStore elsewhere = consul.builder(consul.url()).keyPrefix(prefix + "-other")
+        .aclToken(holderToken).build()) {
+      String n = name();
+      assertThatThrownBy(() -> elsewhere.acquireOrRenew(n, HolderId.generate(), TTL))
+          .isInstanceOf(ConsulAccessDeniedException.class)
+          .hasMessageContaining("acquireOrRenew('" + n + "')")
+          .hasMessageNotContaining(holderToken);
+    }
   }
 
   @Test
