@@ -146,8 +146,8 @@ class ConsulReleaseWatchScaleTest {
   /**
    * What a busy prefix costs a store that watches many names: the requests and bytes its watch
    * receives while another store renews the names by batch (no key written) and by single calls
-   * (each rewrites its key, so each can end the prefix query). Printed; the assertions only check
-   * that batch renewals cost the watch nothing.
+   * (each rewrites its key, so each can end the prefix query). Printed; the assertions check that
+   * batch renewals change nothing the watch sees and that single calls do.
    */
   @Test
   void batchRenewalsCostThePrefixWatchNothingAndSingleCallsCostAListingEach() throws Exception {

@@ -78,6 +78,13 @@ final class ClientSettings {
    * TLS, this client presents {@code clientCert} with {@code clientKey} (PEM, the key PKCS#8
    * unencrypted); both or neither.
    */
+  /** Mutual TLS: as {@link #tls}, with a client certificate and key that must both be given. */
+  void mutualTls(@Nullable Path trustCert, Path clientCert, Path clientKey) {
+    java.util.Objects.requireNonNull(clientCert, "clientCertPem must not be null");
+    java.util.Objects.requireNonNull(clientKey, "clientKeyPem must not be null");
+    tls(trustCert, clientCert, clientKey);
+  }
+
   void tls(@Nullable Path trustCert, @Nullable Path clientCert, @Nullable Path clientKey) {
     requireOwnClient("tls(...)");
     if ((clientCert == null) != (clientKey == null)) {

@@ -1163,9 +1163,7 @@ public final class EtcdLeaseStore implements LeaseStore {
      * takes the certificate's common name as the user name.
      */
     public Builder tls(@Nullable Path trustCertPem, Path clientCertPem, Path clientKeyPem) {
-      java.util.Objects.requireNonNull(clientCertPem, "clientCertPem must not be null");
-      java.util.Objects.requireNonNull(clientKeyPem, "clientKeyPem must not be null");
-      settings.tls(trustCertPem, clientCertPem, clientKeyPem);
+      settings.mutualTls(trustCertPem, clientCertPem, clientKeyPem);
       return this;
     }
 

@@ -459,38 +459,21 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
       return this;
     }
 
-    /**
-     * Authenticates as etcd user {@code user} (for a cluster with authentication enabled; see
-     * {@link EtcdRoles} for the grants it needs). jetcd sends the password once per auth token
-     * (again after the token expires, {@code --auth-token-ttl} of idleness); it is never logged or
-     * put in a message. Only for {@code builder(String... endpoints)}.
-     */
+    /** As {@link EtcdLeaseStore.Builder#user(String, String)}. */
     public Builder user(String user, String password) {
       settings.user(user, password);
       return this;
     }
 
-    /**
-     * TLS to {@code https://} endpoints, trusting the authority in {@code trustCertPem} (a PEM file;
-     * null: the JDK's default trust store). The server's certificate must name the endpoint's host
-     * (subject alternative name). Only for {@code builder(String... endpoints)}.
-     */
+    /** As {@link EtcdLeaseStore.Builder#tls(Path)}. */
     public Builder tls(@Nullable Path trustCertPem) {
       settings.tls(trustCertPem, null, null);
       return this;
     }
 
-    /**
-     * Mutual TLS to {@code https://} endpoints: as {@link #tls(Path)}, and this client presents
-     * {@code clientCertPem} (PEM, the chain up to but excluding the authority) with
-     * {@code clientKeyPem} (unencrypted PKCS#8 PEM, {@code -----BEGIN PRIVATE KEY-----}; keep it
-     * 0600). With {@code --client-cert-auth} and authentication enabled but no {@link #user}, etcd
-     * takes the certificate's common name as the user name.
-     */
+    /** As {@link EtcdLeaseStore.Builder#tls(Path, Path, Path)}. */
     public Builder tls(@Nullable Path trustCertPem, Path clientCertPem, Path clientKeyPem) {
-      java.util.Objects.requireNonNull(clientCertPem, "clientCertPem must not be null");
-      java.util.Objects.requireNonNull(clientKeyPem, "clientKeyPem must not be null");
-      settings.tls(trustCertPem, clientCertPem, clientKeyPem);
+      settings.mutualTls(trustCertPem, clientCertPem, clientKeyPem);
       return this;
     }
 
