@@ -86,6 +86,11 @@ public final class LeaseArguments {
       throw new IllegalArgumentException(
           what + " is " + value.length() + " characters long; the limit is " + maxLength);
     }
+    return requireWellFormed(what, requireNoControlCharacters(what, value));
+  }
+
+  /** Rejects control characters (U+0000 to U+001F, U+007F to U+009F), naming the first. */
+  static String requireNoControlCharacters(String what, String value) {
     for (int i = 0; i < value.length(); i++) {
       if (Character.isISOControl(value.charAt(i))) {
         throw new IllegalArgumentException(
@@ -93,7 +98,7 @@ public final class LeaseArguments {
                 + String.format("%04X", (int) value.charAt(i)) + " at index " + i + ")");
       }
     }
-    return requireWellFormed(what, value);
+    return value;
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.leases.memory;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
+import dev.leases.LeaseListing;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
@@ -12,6 +13,7 @@ import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -32,7 +34,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>{@link #newClient()} returns another handle on the same leases, as a second process's client
  * would be; closing one handle does not affect the others.
  */
-public final class InMemoryLeaseStore implements LeaseStore {
+public final class InMemoryLeaseStore implements LeaseStore, LeaseListing {
 
   /** Accepts TTLs from 1 ms to 1 day, to the millisecond. */
   public static final TtlRange TTL_RANGE =
@@ -132,6 +134,17 @@ public final class InMemoryLeaseStore implements LeaseStore {
       return new LeaseState.Held(
           name, e.holder, e.token, wallOf(e.expiresAtNanos, now),
           Duration.ofNanos(e.expiresAtNanos - now));
+    }
+  }
+
+  /** Every name with a record (held, expired or released; not those deleted out of band). */
+  @Override
+  public List<String> names(String prefix, int limit) {
+    LeaseListing.requireListing(prefix, limit);
+    ensureOpen();
+    synchronized (shared) {
+      return shared.entries.keySet().stream().filter(n -> n.startsWith(prefix))
+          .sorted(CODE_POINT_ORDER).limit(limit).toList();
     }
   }
 
