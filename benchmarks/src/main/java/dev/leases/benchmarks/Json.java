@@ -1,95 +1,67 @@
 package dev.leases.benchmarks;
 
-import java.util.Iterator;
-import java.util.List;
-import java.util.Map;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.core.util.Separators;
+import com.fasterxml.jackson.databind.JsonSerializer;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 
 /**
- * Writes nested {@link Map}s (objects, in their iteration order), {@link List}s, strings, numbers,
- * booleans and nulls as JSON. Non-finite numbers become {@code null}.
+ * The report's JSON, written by Jackson: nested {@link java.util.Map}s (objects, in their iteration
+ * order), lists, strings, numbers, booleans and nulls, indented. Non-finite numbers (a percentile of
+ * no samples) become {@code null}, since JSON has no NaN.
  */
 final class Json {
+
+  /** Two-space objects, {@code "key": value}, number lists on one line, {@code []} and {@code {}}. */
+  private static final DefaultPrettyPrinter PRETTY = new DefaultPrettyPrinter(
+      Separators.createDefaultInstance().withObjectFieldValueSpacing(Separators.Spacing.AFTER)
+          .withArrayEmptySeparator("").withObjectEmptySeparator(""))
+      .withObjectIndenter(new DefaultIndenter("  ", "\n"));
+
+  private static final ObjectMapper MAPPER = new ObjectMapper()
+      .setDefaultPrettyPrinter(PRETTY)
+      .enable(SerializationFeature.INDENT_OUTPUT)
+      .registerModule(new SimpleModule("finite-numbers")
+          .addSerializer(Double.class, new FiniteOrNull<>(Double::isFinite))
+          .addSerializer(double.class, new FiniteOrNull<>(Double::isFinite))
+          .addSerializer(Float.class, new FiniteOrNull<>(Float::isFinite))
+          .addSerializer(float.class, new FiniteOrNull<>(Float::isFinite)));
 
   private Json() {}
 
   static String write(Object value) {
-    StringBuilder sb = new StringBuilder();
-    write(sb, value, "");
-    return sb.append('\n').toString();
-  }
-
-  private static void write(StringBuilder sb, Object v, String indent) {
-    if (v == null) {
-      sb.append("null");
-    } else if (v instanceof String s) {
-      string(sb, s);
-    } else if (v instanceof Double d && !Double.isFinite(d)
-        || v instanceof Float f && !Float.isFinite(f)) {
-      sb.append("null");
-    } else if (v instanceof Number || v instanceof Boolean) {
-      sb.append(v);
-    } else if (v instanceof Map<?, ?> m) {
-      if (m.isEmpty()) {
-        sb.append("{}");
-        return;
-      }
-      String inner = indent + "  ";
-      sb.append("{\n");
-      Iterator<? extends Map.Entry<?, ?>> it = m.entrySet().iterator();
-      while (it.hasNext()) {
-        Map.Entry<?, ?> e = it.next();
-        sb.append(inner);
-        string(sb, String.valueOf(e.getKey()));
-        sb.append(": ");
-        write(sb, e.getValue(), inner);
-        sb.append(it.hasNext() ? ",\n" : "\n");
-      }
-      sb.append(indent).append('}');
-    } else if (v instanceof List<?> l) {
-      boolean flat = l.stream().allMatch(x -> x == null || x instanceof Number || x instanceof Boolean);
-      if (flat) {
-        sb.append('[');
-        for (int i = 0; i < l.size(); i++) {
-          write(sb, l.get(i), indent);
-          if (i + 1 < l.size()) {
-            sb.append(", ");
-          }
-        }
-        sb.append(']');
-        return;
-      }
-      String inner = indent + "  ";
-      sb.append("[\n");
-      for (int i = 0; i < l.size(); i++) {
-        sb.append(inner);
-        write(sb, l.get(i), inner);
-        sb.append(i + 1 < l.size() ? ",\n" : "\n");
-      }
-      sb.append(indent).append(']');
-    } else {
-      string(sb, v.toString());
+    try {
+      return MAPPER.writeValueAsString(value) + "\n";
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException("the report cannot be written as JSON: " + e.getMessage(), e);
     }
   }
 
-  private static void string(StringBuilder sb, String s) {
-    sb.append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        case '\r' -> sb.append("\\r");
-        case '\t' -> sb.append("\\t");
-        default -> {
-          if (c < 0x20) {
-            sb.append(String.format("\\u%04x", (int) c));
-          } else {
-            sb.append(c);
-          }
-        }
+  /** A number as JSON, or {@code null} when it is not finite. */
+  private static final class FiniteOrNull<T extends Number> extends JsonSerializer<T> {
+    private final java.util.function.Predicate<T> finite;
+
+    FiniteOrNull(java.util.function.Predicate<T> finite) {
+      this.finite = finite;
+    }
+
+    @Override
+    public void serialize(T v, JsonGenerator g, SerializerProvider p) throws IOException {
+      if (!finite.test(v)) {
+        g.writeNull();
+      } else if (v instanceof Float f) {
+        g.writeNumber(f);
+      } else {
+        g.writeNumber(v.doubleValue());
       }
     }
-    sb.append('"');
   }
 }

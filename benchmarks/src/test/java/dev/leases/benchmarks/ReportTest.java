@@ -136,10 +136,17 @@ class ReportTest {
   }
 
   @Test
-  void jsonWriterEscapesAndRejectsNothingValid() {
-    String s = Json.write(Map.of("k", List.of(1, 2.5, Double.NaN, "a\u0001b", true)));
+  void jsonWriterEscapesAndRejectsNothingValid() throws Exception {
+    String s = Json.write(Map.of("k", List.of(1, 2.5, Double.NaN, "a\u0001b", true,
+        Float.POSITIVE_INFINITY, 0.1f)));
     JsonChecker.check(s);
-    assertThat(s).contains("null", "\\u0001");
+    assertThat(s).contains("\\u0001");
+    com.fasterxml.jackson.databind.JsonNode k = new com.fasterxml.jackson.databind.ObjectMapper()
+        .readTree(s).get("k");
+    assertThat(k.get(2).isNull()).as("NaN -> null").isTrue();
+    assertThat(k.get(3).asText()).isEqualTo("a\u0001b");
+    assertThat(k.get(5).isNull()).as("Infinity -> null").isTrue();
+    assertThat(k.get(6).asText()).isEqualTo("0.1");
     assertThatThrownBy(() -> JsonChecker.check("{\"a\": 1,}"))
         .isInstanceOf(IllegalArgumentException.class);
     assertThat(new String(s.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8)).isEqualTo(s);
