@@ -155,7 +155,19 @@ final class Failover {
   private Trial trial(String scenario, int n, FenceServer fence, LeaseStore probe)
       throws Exception {
     WorkerProcess old = steadyLeader(fence);
-    Thread.sleep(ThreadLocalRandom.current().nextLong(o.workMs + 1)); // random phase in the unit
+    if (scenario.equals("pause")) {
+      // mid-unit, so that the resumed leader sends the end of its unit with its old token: the
+      // first write of a unit was just accepted, then a random phase of the work
+      WriteEvent begin = fence.await(fence.size(), e -> e.worker().equals(old.id()) && e.accepted()
+          && e.begin(), ttl.multipliedBy(3).toNanos());
+      if (begin == null) {
+        throw new IllegalStateException(label() + ": the steady leader " + old.id() + " began no"
+            + " unit within " + ttl.multipliedBy(3) + "; worker logs in " + logDir);
+      }
+      Thread.sleep(ThreadLocalRandom.current().nextLong(o.workMs / 2 + 1));
+    } else {
+      Thread.sleep(ThreadLocalRandom.current().nextLong(o.workMs + 1)); // random phase in the unit
+    }
     long oldToken = fence.last().token();
     int from = fence.size();
     int oldLines = old.lineCount();

@@ -102,7 +102,7 @@ public final class FailoverWorkerMain {
           loop.awaitLeadership(Duration.ofMillis(200));
           continue;
         }
-        if (!fence.write(token, out)) {
+        if (!fence.write(token, true, out)) {
           sleepQuietly(rejectedPauseMs);
           continue;
         }
@@ -111,7 +111,7 @@ public final class FailoverWorkerMain {
         }
         Thread.sleep(workMs);
         if (!stopping) {
-          fence.write(token, out);
+          fence.write(token, false, out);
         }
       } catch (InterruptedException e) {
         return;
@@ -141,9 +141,14 @@ public final class FailoverWorkerMain {
       this.worker = worker;
     }
 
-    /** Returns true if accepted; prints FENCED when rejected. */
-    boolean write(long token, PrintStream out) throws IOException {
-      String reply = client.call("WRITE " + token + " " + worker + " " + (++seq));
+    /**
+     * Returns true if accepted; prints FENCED when rejected. The sequence number grows with every
+     * write and is odd for the first write of a unit ({@code begin}), even for the last, so that the
+     * harness can fault a worker mid-unit.
+     */
+    boolean write(long token, boolean begin, PrintStream out) throws IOException {
+      seq += begin ? 1 + (seq & 1) : 2 - (seq & 1);
+      String reply = client.call("WRITE " + token + " " + worker + " " + seq);
       if (reply.startsWith("REJECTED ")) {
         out.println("FENCED " + token + " " + reply.substring("REJECTED ".length()));
         return false;

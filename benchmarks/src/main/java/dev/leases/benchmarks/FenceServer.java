@@ -15,7 +15,8 @@ import java.util.List;
  * ({@link System#nanoTime()} of this JVM, taken under the same lock as the fence check).
  *
  * <p>Protocol, one line each way: {@code WRITE <token> <worker> <seq>} answered by {@code OK} or
- * {@code REJECTED <highest token>}.
+ * {@code REJECTED <highest token>}. A worker's {@code seq} grows with each write, odd for the
+ * first write of a unit of work and even for its last ({@link WriteEvent#begin()}).
  *
  * <p>{@linkplain #unfenced Unfenced}, for mechanisms that have no token (the peers of
  * {@link PeerMechanism}): every write is accepted whatever token it carries, as a plain resource
@@ -28,7 +29,12 @@ import java.util.List;
 final class FenceServer implements AutoCloseable {
 
   /** One write attempt as the resource saw it. */
-  record WriteEvent(long atNanos, String worker, long seq, long token, boolean accepted) {}
+  record WriteEvent(long atNanos, String worker, long seq, long token, boolean accepted) {
+    /** Whether this was the first write of a unit, after which the worker works, then writes again. */
+    boolean begin() {
+      return (seq & 1) == 1;
+    }
+  }
 
   private final ReferenceFencedResource<String> resource;
   private final boolean fenced;

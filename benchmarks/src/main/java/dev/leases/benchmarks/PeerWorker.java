@@ -67,10 +67,10 @@ final class PeerWorker {
     FailoverWorkerMain.Fence fence = new FailoverWorkerMain.Fence(
         (int) args.requireLong("fence-port"), worker);
     Unit unit = () -> {
-      if (fence.write(0, out) && !stopping) {
+      if (fence.write(0, true, out) && !stopping) {
         Thread.sleep(workMs);
         if (!stopping) {
-          fence.write(0, out);
+          fence.write(0, false, out);
         }
       }
     };

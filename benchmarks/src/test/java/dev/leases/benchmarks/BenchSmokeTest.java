@@ -20,6 +20,7 @@ class BenchSmokeTest {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = Bench.run(new String[] {"--backends", "memory", "--trials", "1", "--ttl-ms", "1000",
+        "--work-ms", "200", // wide enough that a loaded machine still freezes the leader mid-unit
         "--scale", "1,10", "--scale-rounds", "2", "--scale-ttl", "1500ms", "--latency-samples", "50", "--out",
         dir.toString()}, new PrintStream(out, true, StandardCharsets.UTF_8),
         new PrintStream(err, true, StandardCharsets.UTF_8));
