@@ -664,7 +664,9 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
    * on every primary in turn. SCAN visits every key of the database whatever the prefix, so the
    * cost grows with the whole keyspace, not with the answer, and the whole listing, connecting
    * included, must finish within the command timeout or it throws
-   * {@link LeaseStoreUnavailableException}. Keys of a nested prefix ({@code p:q} under {@code p})
+   * {@link LeaseStoreUnavailableException}: a database of 1,000,000 keys takes 1,000 calls of
+   * about 1 ms of server time each, measured at 2-4 s in all on a loaded two-core machine, above
+   * the default 2 s command timeout (give a store for listing a longer one). Keys of a nested prefix ({@code p:q} under {@code p})
    * or of other shapes are skipped. Keeps at most {@code limit} names in memory. Needs
    * {@code +scan} in the user's ACL ({@link RedisAcl}).
    */
