@@ -10,7 +10,8 @@ public final class ExitCodes {
   public static final int OK = 0;
   /**
    * Not found or refused: no token known ({@code token}), nothing held to release, a release that
-   * lost a race, a store that cannot list names.
+   * lost a race, a store that cannot list names (one that does not implement
+   * {@link dev.leases.LeaseListing}).
    */
   public static final int REFUSED = 1;
   /** Bad command line: unknown command or store, a malformed lease name, a missing option. */

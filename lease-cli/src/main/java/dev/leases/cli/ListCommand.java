@@ -1,54 +1,62 @@
 package dev.leases.cli;
 
-import dev.leases.LeaseArguments;
+import dev.leases.LeaseListing;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
- * {@code leases list [--prefix P]}: the names the store knows and the state of each. Only stores with
- * a {@link NameLister} can answer (PostgreSQL); the others are refused with exit 1.
+ * {@code leases list [PREFIX]}: the names the store lists ({@link LeaseListing}) and the state of
+ * each. A store that does not implement the listing is refused with exit 1.
  */
 @Command(name = "list", description = {
-    "List lease names (optionally those starting with --prefix) and the state of each, read one",
-    "by one after the names. PostgreSQL only: Redis, etcd and Consul keep no index of names the",
-    "CLI can read; there it exits 1."})
+    "List lease names starting with PREFIX (or --prefix; default: every name),",
+    "smallest first in code-point order, and the state of each, read one by one",
+    "after the names. PostgreSQL, etcd and Consul also list names released or",
+    "expired while they keep a record of them; Redis lists the names held now",
+    "(it keeps nothing of a released name) and scans its whole keyspace for them."})
 final class ListCommand extends StoreCommand {
 
-  static final int MAX_LIMIT = 10_000;
+  @Parameters(index = "0", arity = "0..1", paramLabel = "PREFIX",
+      description = "Only names starting with PREFIX (literal text, not a pattern).")
+  @Nullable String positionalPrefix;
 
-  @Option(names = "--prefix", paramLabel = "P", description = "Only names starting with P.")
+  @Option(names = "--prefix", paramLabel = "P", description = "The same as PREFIX.")
   @Nullable String prefix;
 
   @Option(names = "--limit", paramLabel = "N", defaultValue = "1000",
-      description = "At most N names (1 to " + MAX_LIMIT + ", default ${DEFAULT-VALUE}).")
+      description = "At most N names, the smallest (1 to " + LeaseListing.MAX_LIMIT
+          + ", default ${DEFAULT-VALUE}).")
   int limit;
 
   @Override
   int run(StoreOptions.Opened store, Output output) {
-    if (limit < 1 || limit > MAX_LIMIT) {
-      throw new CliException(ExitCodes.USAGE, "--limit must be 1 to " + MAX_LIMIT + ", got " + limit);
+    if (positionalPrefix != null && prefix != null) {
+      throw new CliException(ExitCodes.USAGE, "give the prefix once: as PREFIX or as --prefix");
     }
-    String p = prefix == null ? "" : prefixText(prefix);
-    if (store.lister() == null) {
+    String p = positionalPrefix != null ? positionalPrefix : prefix != null ? prefix : "";
+    try {
+      LeaseListing.requireListing(p, limit);
+    } catch (IllegalArgumentException e) {
+      throw new CliException(ExitCodes.USAGE, (prefix != null ? "--prefix" : "PREFIX")
+          + " or --limit: " + e.getMessage());
+    }
+    if (!(store.store() instanceof LeaseListing listing)) {
       throw new CliException(ExitCodes.REFUSED, "the " + store.description() + " cannot list"
-          + " lease names: the store keeps no index the CLI can read (the LeaseStore SPI has no"
-          + " listing call). Use inspect NAME with a name you know; listing works on --store"
-          + " postgres.");
+          + " lease names (its store does not implement LeaseListing). Use inspect NAME with a"
+          + " name you know.");
     }
-    List<String> names = store.lister().names(p, limit);
+    List<String> names = listing.names(p, limit);
+    if (names.isEmpty()) {
+      cli.err().println("leases: no lease name starts with '" + p + "' in the "
+          + store.description() + " (if you expected some, check --table or --key-prefix)");
+      cli.err().flush();
+    }
     for (String name : names) {
       output.state(store.store().inspect(name));
     }
     return ExitCodes.OK;
-  }
-
-  private static String prefixText(String prefix) {
-    try {
-      return LeaseArguments.requireText("--prefix", prefix, LeaseArguments.MAX_NAME_LENGTH);
-    } catch (IllegalArgumentException e) {
-      throw new CliException(ExitCodes.USAGE, e.getMessage());
-    }
   }
 }

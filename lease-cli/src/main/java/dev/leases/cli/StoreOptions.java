@@ -64,8 +64,8 @@ final class StoreOptions {
       description = "The bound on each call to the store, in ms (default ${DEFAULT-VALUE}).")
   long timeoutMillis;
 
-  /** What {@link #open} returns: the store, its optional listing, and how to name it. */
-  record Opened(LeaseStore store, @Nullable NameLister lister, String description, Secrets secrets)
+  /** What {@link #open} returns: the store and how to name it. */
+  record Opened(LeaseStore store, String description, Secrets secrets)
       implements AutoCloseable {
     @Override
     public void close() {
@@ -101,7 +101,7 @@ final class StoreOptions {
           if (keyPrefix != null) {
             b.keyPrefix(keyPrefix);
           }
-          yield new Opened(b.build(), null, "redis at " + secrets.redact(url), secrets);
+          yield new Opened(b.build(), "redis at " + secrets.redact(url), secrets);
         }
         case etcd -> {
           String[] list = required(endpoints, "--endpoints", "http://127.0.0.1:2379").split(",");
@@ -109,7 +109,7 @@ final class StoreOptions {
           if (keyPrefix != null) {
             b.keyPrefix(keyPrefix);
           }
-          yield new Opened(b.build(), null, "etcd at " + endpoints, secrets);
+          yield new Opened(b.build(), "etcd at " + endpoints, secrets);
         }
         case consul -> {
           ConsulLeaseStore.Builder b = ConsulLeaseStore.builder(
@@ -120,7 +120,7 @@ final class StoreOptions {
           if (secrets.value() != null) {
             b.aclToken(secrets.value());
           }
-          yield new Opened(b.build(), null, "consul at " + secrets.redact(url), secrets);
+          yield new Opened(b.build(), "consul at " + secrets.redact(url), secrets);
         }
       };
     } catch (IllegalArgumentException e) {
@@ -155,7 +155,6 @@ final class StoreOptions {
     ds.setSocketTimeout(seconds + 1);
     ds.setTcpKeepAlive(true);
     ds.setApplicationName("leases-cli");
-    // build() checks the table name; PostgresNames, made after it, relies on that.
     LeaseStore store = PostgresLeaseStore.builder(ds).table(t).callTimeout(timeout)
         .createTable(false).listenConnection(() -> {
           try {
@@ -165,8 +164,8 @@ final class StoreOptions {
                 + e.getSQLState() + "): " + e.getMessage(), e);
           }
         }).build();
-    return new Opened(store, new PostgresNames(ds, t),
-        "postgres at " + secrets.redact(jdbcUrl) + " (table " + t + ")", secrets);
+    return new Opened(store, "postgres at " + secrets.redact(jdbcUrl) + " (table " + t + ")",
+        secrets);
   }
 
   /** Refuses options that mean nothing for the chosen store, so a mistake is not ignored. */

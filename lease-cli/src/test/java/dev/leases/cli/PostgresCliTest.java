@@ -95,11 +95,12 @@ class PostgresCliTest {
   }
 
   @Test
-  void listShowsNamesWithThePrefixAndTheirStates() {
+  void listShowsNamesWithThePrefixInCodePointOrderAndTheirStates() {
     String prefix = "list-" + UUID.randomUUID() + "/";
     HolderId holder = HolderId.generate();
-    store.acquireOrRenew(prefix + "b", holder, Duration.ofMinutes(1)).orElseThrow();
-    store.acquireOrRenew(prefix + "a", holder, Duration.ofMinutes(1)).orElseThrow();
+    for (String n : List.of("b", "a", "B", "a_")) {
+      store.acquireOrRenew(prefix + n, holder, Duration.ofMinutes(1)).orElseThrow();
+    }
     store.release(prefix + "a", holder);
     store.acquireOrRenew(name(), holder, Duration.ofMinutes(1)).orElseThrow();
 
@@ -107,16 +108,40 @@ class PostgresCliTest {
 
     assertThat(r.code()).as(r.toString()).isZero();
     assertThat(r.jsonLines()).extracting(j -> j.get("name").asText() + " " + j.get("status").asText())
-        .containsExactly(prefix + "a FREE", prefix + "b HELD");
-    assertThat(cli("list", "--prefix", prefix, "--limit", "1").out().lines()).hasSize(1);
+        .containsExactly(prefix + "B HELD", prefix + "a FREE", prefix + "a_ HELD",
+            prefix + "b HELD");
+    CliRun text = cli("list", prefix, "--limit", "2");
+    assertThat(text.code()).as(text.toString()).isZero();
+    assertThat(text.out().lines()).hasSize(2);
+    assertThat(text.out().lines().toList().get(0)).startsWith(prefix + "B  HELD  token ");
+    assertThat(text.out().lines().toList().get(1)).startsWith(prefix + "a  FREE  token ");
+    // "_" is text, not LIKE's any-character
+    assertThat(cli("list", prefix + "a_", "--json").jsonLines()).extracting(j -> j.get("name")
+        .asText()).containsExactly(prefix + "a_");
   }
 
   @Test
-  void listOnAMissingTableIsRefusedAndCreatesNothing() throws Exception {
+  void listRefusesBadArgumentsBeforeContactingTheStore() {
+    CliRun limit = CliRun.run("list", "--limit", "10001", "--store", "postgres", "--url",
+        "jdbc:postgresql://127.0.0.1:1/postgres");
+    assertThat(limit.code()).as(limit.toString()).isEqualTo(ExitCodes.USAGE);
+    assertThat(limit.err()).contains("--limit", "1 to 10000");
+    CliRun twice = cli("list", "a", "--prefix", "b");
+    assertThat(twice.code()).as(twice.toString()).isEqualTo(ExitCodes.USAGE);
+    assertThat(twice.err()).contains("once");
+  }
+
+  /**
+   * A table that does not exist has no names: the listing is empty (exit 0), says on standard
+   * error what to check, and creates nothing; inspect of a name there is refused.
+   */
+  @Test
+  void listOnAMissingTableIsEmptyAndCreatesNothing() throws Exception {
     CliRun r = CliRun.run("list", "--store", "postgres", "--url", PostgresServers.url(),
         "--table", "no_such_table_here");
-    assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.REFUSED);
-    assertThat(r.err()).contains("does not exist", "--table");
+    assertThat(r.code()).as(r.toString()).isZero();
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err()).contains("no lease name", "no_such_table_here", "--table");
 
     CliRun inspect = CliRun.run("inspect", "x", "--store", "postgres", "--url",
         PostgresServers.url(), "--table", "no_such_table_here");

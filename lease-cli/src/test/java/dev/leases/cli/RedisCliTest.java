@@ -59,12 +59,37 @@ class RedisCliTest {
     assertThat(store.inspect(n)).isInstanceOf(LeaseState.Free.class);
   }
 
+  /**
+   * Names held under the CLI's key prefix, in code-point order (a glob character in the prefix is
+   * text); a released name is gone (Redis keeps nothing of it), as are names of another key
+   * prefix.
+   */
   @Test
-  void aStoreThatCannotListSaysSo() {
-    CliRun r = cli("list", "--prefix", "job-");
-    assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.REFUSED);
-    assertThat(r.err()).contains("cannot list", "redis", "inspect NAME", "postgres");
-    assertThat(r.out()).isEmpty();
+  void listShowsTheHeldNamesWithThePrefixInCodePointOrder() {
+    String prefix = "list-" + UUID.randomUUID() + "/";
+    HolderId holder = HolderId.generate();
+    for (String n : List.of("b", "a*", "a", "B", "released", "\uD83D\uDE00", "\uFF5E")) {
+      store.acquireOrRenew(prefix + n, holder, Duration.ofMinutes(1)).orElseThrow();
+    }
+    store.release(prefix + "released", holder);
+    try (RedisLeaseStore other = RedisLeaseStore.builder(RedisServers.sharedUri())
+        .keyPrefix(PREFIX + "-other").build()) {
+      other.acquireOrRenew(prefix + "other", holder, Duration.ofMinutes(1)).orElseThrow();
+
+      CliRun r = cli("list", prefix, "--json");
+
+      assertThat(r.code()).as(r.toString()).isZero();
+      assertThat(r.jsonLines()).extracting(j -> j.get("name").asText() + " "
+          + j.get("status").asText()).containsExactly(prefix + "B HELD", prefix + "a HELD",
+              prefix + "a* HELD", prefix + "b HELD", prefix + "\uFF5E HELD",
+              prefix + "\uD83D\uDE00 HELD");
+      assertThat(cli("list", "--prefix", prefix + "a*").out().lines())
+          .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+          .startsWith(prefix + "a*  HELD  token ");
+      CliRun limited = cli("list", prefix, "--limit", "2", "--json");
+      assertThat(limited.jsonLines()).extracting(j -> j.get("name").asText())
+          .containsExactly(prefix + "B", prefix + "a");
+    }
   }
 
   @Test

@@ -4,6 +4,7 @@ import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
+import dev.leases.LeaseListing;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
@@ -106,9 +107,16 @@ import org.slf4j.LoggerFactory;
  * Hints are lost while that connection is down (every subscriber is woken once it is back) and a
  * crashed holder sends none: followers must still poll until the expiry they last read.
  *
+ * <h2>Listing</h2>
+ * {@link #names} is one {@code SELECT} of the rows' names ({@code starts_with}, so the prefix is
+ * literal text and {@code %} or {@code _} are plain characters; placeholders excluded; ordered
+ * {@code COLLATE "C"}, which is code-point order on a UTF-8 database), bounded by the call timeout
+ * like every statement. It needs {@code SELECT} on the table only ({@link #observerGrantsSql} has
+ * it). Released and expired names keep their rows, so they stay listed.
+ *
  * <p>Thread-safe. Calls after {@link #close()} throw {@link LeaseStoreClosedException}.
  */
-public final class PostgresLeaseStore implements LeaseStore {
+public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
 
   /** From 100 ms (below that a round trip is a large part of the lease) to 7 days, to the ms. */
   public static final TtlRange TTL_RANGE =
@@ -123,6 +131,8 @@ public final class PostgresLeaseStore implements LeaseStore {
   private static final Logger log = LoggerFactory.getLogger(PostgresLeaseStore.class);
 
   private static final String SEQUENCE_SUFFIX = "_token_seq";
+  /** SQLState undefined_table. */
+  private static final String UNDEFINED_TABLE = "42P01";
   private static final String CHANNEL_SUFFIX = "_released";
   private static final int MAX_TABLE = SqlNames.MAX_IDENTIFIER - SEQUENCE_SUFFIX.length();
   private static final int MAX_QUALIFIED = SqlNames.MAX_IDENTIFIER - CHANNEL_SUFFIX.length();
@@ -157,9 +167,11 @@ public final class PostgresLeaseStore implements LeaseStore {
   private final String tokenSql;
   private final String sequenceBoundSql;
   private final String inspectSql;
+  private final String namesSql;
   private final List<Privileges.On> needsToGrant;
   private final List<Privileges.On> needsToRelease;
   private final List<Privileges.On> needsToRead;
+  private final List<Privileges.On> needsToList;
   private final AtomicBoolean closed = new AtomicBoolean();
   /**
    * Names this store has seen a row for, so that their single calls take the one-statement path
@@ -187,6 +199,7 @@ public final class PostgresLeaseStore implements LeaseStore {
     this.needsToGrant = grantNeeds(names);
     this.needsToRelease = releaseNeeds(names);
     this.needsToRead = readNeeds(names);
+    this.needsToList = Privileges.withSchema(names, Privileges.table(names, "SELECT"));
     boolean hikari = HikariSupport.isHikari(dataSource);
     this.isolationKnownGood = hikari && HikariSupport.readCommittedAutocommit(dataSource);
     Supplier<Connection> listen = b.listenConnection;
@@ -290,6 +303,13 @@ public final class PostgresLeaseStore implements LeaseStore {
     this.sequenceBoundSql = "SELECT CASE WHEN is_called THEN last_value END FROM "
         + names.quoted(names.table() + SEQUENCE_SUFFIX);
     this.inspectSql = "SELECT holder, token, expires_at, clock_timestamp() FROM " + t + granted;
+    // starts_with, not LIKE: the prefix is text, not a pattern. On a server whose index on name is
+    // in the "C" collation, PostgreSQL 15 and later scan only the prefix's range of it; otherwise
+    // the table is read whole (and the statement timeout bounds that): measured on PostgreSQL 14
+    // with a C.UTF-8 database, a parallel sequential scan and a top-N sort, 65-150 ms for 500,000
+    // rows.
+    this.namesSql = "SELECT name FROM " + t + " WHERE starts_with(name, ?)"
+        + " AND expires_at > '-infinity' ORDER BY name COLLATE \"C\" LIMIT ?";
   }
 
   /** Starts configuring a store on {@code dataSource} (a pool; see the class comment). */
@@ -351,8 +371,8 @@ public final class PostgresLeaseStore implements LeaseStore {
   }
 
   /**
-   * The least a read-only role needs for {@link #inspect}, {@link #token} and {@link #onRelease}
-   * on {@code table}: {@code USAGE} on a qualified table's schema, {@code SELECT} on the table and
+   * The least a read-only role needs for {@link #inspect}, {@link #token}, {@link #names} and
+   * {@link #onRelease} on {@code table}: {@code USAGE} on a qualified table's schema, {@code SELECT} on the table and
    * on the token sequence. Such a role's {@link #acquireOrRenew}, {@link #release} and their batch
    * forms throw {@link PostgresPermissionException}. Parameters as for {@link #grantsSql}.
    */
@@ -839,6 +859,38 @@ public final class PostgresLeaseStore implements LeaseStore {
         }
       }
     });
+  }
+
+  /**
+   * Up to {@code limit} names of rows that start with {@code prefix}, in code-point order: every
+   * name ever granted in this table and not deleted by hand, whatever its state now (see
+   * {@link LeaseListing}). A table that does not exist (with {@link Builder#createTable} off) has no
+   * names: the answer is empty.
+   */
+  @Override
+  public List<String> names(String prefix, int limit) {
+    String p = LeaseListing.requireListing(prefix, limit);
+    ensureOpen();
+    return call(() -> "listing of lease names starting with '" + p + "' in table " + names,
+        needsToList, c -> {
+          try (PreparedStatement ps = c.prepareStatement(namesSql)) {
+            bound(ps, true);
+            ps.setString(1, p);
+            ps.setInt(2, limit);
+            List<String> found = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                found.add(rs.getString(1));
+              }
+            }
+            return List.copyOf(found);
+          } catch (SQLException e) {
+            if (UNDEFINED_TABLE.equals(e.getSQLState())) {
+              return List.of(); // no table, so no name was ever granted in it
+            }
+            throw e;
+          }
+        });
   }
 
   @Override

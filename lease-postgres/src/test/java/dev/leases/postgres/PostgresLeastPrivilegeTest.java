@@ -111,6 +111,7 @@ class PostgresLeastPrivilegeTest {
         h -> assertThat(h.holder()).isEqualTo(me));
     assertThat(observer.token(name)).hasValue(g.token());
     assertThat(observer.inspect(name())).isInstanceOf(LeaseState.Free.class);
+    assertThat(observer.names(name, 10)).as("SELECT is enough to list").containsExactly(name);
 
     String table = "ON TABLE " + db.leaseTable;
     String sequence = "USAGE ON SEQUENCE " + db.leaseTable + "_token_seq";

@@ -4,6 +4,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -19,12 +20,14 @@ import org.jspecify.annotations.Nullable;
 abstract class Connector {
 
   /**
-   * A command connection and its scripting API.
+   * A command connection, its scripting API and its key API (whose {@code SCAN}, on a cluster,
+   * visits every primary in turn).
    *
    * @param cluster whether the keys of one script must share a cluster slot
    */
   record Commands(StatefulConnection<String, String> connection,
-      RedisScriptingAsyncCommands<String, String> scripting, boolean cluster) {}
+      RedisScriptingAsyncCommands<String, String> scripting,
+      RedisKeyAsyncCommands<String, String> keys, boolean cluster) {}
 
   abstract CompletableFuture<Commands> connect();
 
@@ -41,7 +44,7 @@ abstract class Connector {
       CompletableFuture<Commands> connect() {
         return client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture()
             .thenApply((StatefulRedisConnection<String, String> c) ->
-                new Commands(c, c.async(), false));
+                new Commands(c, c.async(), c.async(), false));
       }
 
       @Override
@@ -75,7 +78,7 @@ abstract class Connector {
         return client.refreshPartitionsAsync().toCompletableFuture()
             .thenCompose(v -> client.connectAsync(StringCodec.UTF8))
             .thenApply((StatefulRedisClusterConnection<String, String> c) ->
-                new Commands(c, c.async(), true));
+                new Commands(c, c.async(), c.async(), true));
       }
 
       @Override

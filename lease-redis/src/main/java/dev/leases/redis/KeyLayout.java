@@ -4,10 +4,15 @@ import dev.leases.LeaseArguments;
 import dev.leases.once.RunKeys;
 import dev.leases.spi.KeyText;
 import io.lettuce.core.cluster.SlotHash;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a lease lives in Redis. For prefix {@code p} and lease name {@code n} every key of the lease
@@ -173,6 +178,93 @@ final class KeyLayout {
   /** Percent-encodes the UTF-8 bytes of {@code name} outside {@code A-Z a-z 0-9 - . _ ~ /}. */
   static String encode(String name) {
     return KeyText.percentEncode(name, "/");
+  }
+
+  /**
+   * The {@code SCAN MATCH} pattern of the lease keys ({@code :lease}, no other suffix) of the
+   * names that start with {@code namePrefix}, every character but the one {@code *} literal. It
+   * may also match keys that are not this prefix's lease keys (a nested prefix's, or a key written
+   * by something else): {@link #nameOfLeaseKey} tells them apart.
+   */
+  String leaseKeyPattern(String namePrefix) {
+    return globLiteral("{" + prefix + ":" + encode(namePrefix)) + "*" + globLiteral("}" + LEASE);
+  }
+
+  /**
+   * The name whose lease key {@code key} is under this prefix, or null when it is not one: another
+   * prefix's key (a nested prefix {@code p:q} has keys <code>{p:q:...}</code>, which a pattern of
+   * {@code p} matches), another suffix, or text the encoding never outputs (not canonical,
+   * malformed UTF-8, not a valid lease name).
+   */
+  @Nullable String nameOfLeaseKey(String key) {
+    String head = "{" + prefix + ":";
+    String tail = "}" + LEASE;
+    if (!key.startsWith(head) || !key.endsWith(tail)
+        || key.length() <= head.length() + tail.length()) {
+      return null;
+    }
+    String encoded = key.substring(head.length(), key.length() - tail.length());
+    String name = decode(encoded);
+    if (name == null || !encoded.equals(encode(name))) {
+      return null; // ':' of a nested prefix, braces, lower-case hex: not what encode writes
+    }
+    try {
+      return LeaseArguments.requireName(name);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  /**
+   * The inverse of {@link #encode} on its output: {@code %XX} is the byte XX, any other ASCII
+   * character itself; null if that is not a whole UTF-8 text (a non-ASCII character, a cut escape,
+   * bytes that are not UTF-8). Lenient about which characters were escaped: callers compare the
+   * result's encoding with the input.
+   */
+  static @Nullable String decode(String encoded) {
+    byte[] bytes = new byte[encoded.length()];
+    int n = 0;
+    for (int i = 0; i < encoded.length(); i++) {
+      char c = encoded.charAt(i);
+      if (c == '%') {
+        int hi = i + 2 < encoded.length() ? Character.digit(encoded.charAt(i + 1), 16) : -1;
+        int lo = hi < 0 ? -1 : Character.digit(encoded.charAt(i + 2), 16);
+        if (lo < 0) {
+          return null;
+        }
+        bytes[n++] = (byte) (hi << 4 | lo);
+        i += 2;
+      } else if (c < 0x80) {
+        bytes[n++] = (byte) c;
+      } else {
+        return null;
+      }
+    }
+    try {
+      return StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes, 0, n)).toString();
+    } catch (CharacterCodingException e) {
+      return null;
+    }
+  }
+
+  /**
+   * {@code text} as a Redis glob that matches exactly itself: each of {@code * ? [ ] \} preceded
+   * by a backslash (Redis's {@code stringmatchlen} reads {@code \x} as a literal {@code x}; no other
+   * character is special outside brackets).
+   */
+  static String globLiteral(String text) {
+    StringBuilder b = new StringBuilder(text.length() + 8);
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if ("*?[]\\".indexOf(c) >= 0) {
+        b.append('\\');
+      }
+      b.append(c);
+    }
+    return b.toString();
   }
 
 }

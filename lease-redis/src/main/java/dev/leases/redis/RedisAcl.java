@@ -27,11 +27,12 @@ import java.util.concurrent.TimeoutException;
  *   <li>{@link Access#HOLDER}: <code>~{p:*</code>, {@code &p:released}, {@code EVALSHA} and
  *       {@code EVAL} (the fallback when the server lost its script cache), the reads
  *       {@code TYPE GET HGET HMGET PTTL TIME EXISTS HEXISTS HKEYS}, the writes
- *       {@code INCR SET HSET PEXPIREAT DEL HDEL PUBLISH}, and {@code SUBSCRIBE UNSUBSCRIBE} for
- *       {@code onRelease} — acquire, renew, release, inspect, token, {@code onRelease} and the run
- *       ledger.
+ *       {@code INCR SET HSET PEXPIREAT DEL HDEL PUBLISH}, {@code SUBSCRIBE UNSUBSCRIBE} for
+ *       {@code onRelease}, and {@code SCAN} for {@code names} — acquire, renew, release, inspect,
+ *       token, listing, {@code onRelease} and the run ledger.
  *   <li>{@link Access#OBSERVER}: the same keys, channel and reads, no write command —
- *       {@code inspect}, {@code token}, {@code onRelease} and reading run records work; every
+ *       {@code inspect}, {@code token}, {@code names}, {@code onRelease} and reading run records
+ *       work; every
  *       write throws {@link RedisAccessDeniedException} (the writing scripts check the caller's
  *       permissions first, so a refusal by ACL never looks like "held by another"). An observer can
  *       run its own Lua with {@code EVAL}, but only with these read commands, on these keys.
@@ -42,6 +43,12 @@ import java.util.concurrent.TimeoutException;
  * user of prefix {@code a} also reaches the keys of prefix {@code a:b} (as the pattern
  * <code>{a:*</code> matches <code>{a:b:...</code>); give unrelated applications prefixes that do
  * not start with one another followed by {@code :}.
+ *
+ * <p><b>{@code SCAN} is not confined to the key pattern</b>: Redis (7.0 at least) checks only
+ * that the user may run it, and its answer holds every key name of the database (not the values),
+ * other applications' included. Where those names are secret, keep the leases in a database or
+ * server of their own, or append {@code -scan} to the rules (listing is then refused, and nothing
+ * else).
  *
  * <p>The rules start with {@code resetkeys resetchannels -@all}, so applying them again gives the
  * same user; they leave its passwords and its on/off state alone. A new user cannot log in until
@@ -66,6 +73,9 @@ public final class RedisAcl {
   static final List<String> WRITES =
       List.of("incr", "set", "hset", "pexpireat", "del", "hdel", "publish");
 
+  /** The command {@link RedisLeaseStore#names} runs, outside any script. */
+  static final String LISTING = "scan";
+
   private static final int MAX_NAME_LENGTH = 128;
 
   private RedisAcl() {}
@@ -74,7 +84,7 @@ public final class RedisAcl {
    * The rules of {@code access} on {@code keyPrefix}, e.g. for prefix {@code myapp:leases} and
    * {@link Access#OBSERVER}: <code>resetkeys resetchannels -@all ~&#123;myapp:leases:*
    * &amp;myapp:leases:released +evalsha +eval +type +get +hget +hmget +pttl +time +exists +hexists
-   * +hkeys +subscribe +unsubscribe</code>.
+   * +hkeys +scan +subscribe +unsubscribe</code>.
    */
   public static List<String> rules(String keyPrefix, Access access) {
     String prefix = KeyLayout.requirePrefix(keyPrefix);
@@ -82,6 +92,7 @@ public final class RedisAcl {
     List<String> rules = new ArrayList<>(List.of("resetkeys", "resetchannels", "-@all",
         "~{" + prefix + ":*", "&" + new KeyLayout(prefix).releaseChannel(), "+evalsha", "+eval"));
     READS.forEach(c -> rules.add("+" + c));
+    rules.add("+" + LISTING);
     if (access == Access.HOLDER) {
       WRITES.forEach(c -> rules.add("+" + c));
     }

@@ -63,7 +63,7 @@ class RedisAclTest {
     assertThat(RedisAcl.rules("myapp:leases", RedisAcl.Access.OBSERVER)).containsExactly(
         "resetkeys", "resetchannels", "-@all", "~{myapp:leases:*", "&myapp:leases:released",
         "+evalsha", "+eval", "+type", "+get", "+hget", "+hmget", "+pttl", "+time", "+exists",
-        "+hexists", "+hkeys", "+subscribe", "+unsubscribe");
+        "+hexists", "+hkeys", "+scan", "+subscribe", "+unsubscribe");
     assertThat(RedisAcl.rules("myapp:leases", RedisAcl.Access.HOLDER))
         .containsAll(RedisAcl.rules("myapp:leases", RedisAcl.Access.OBSERVER))
         .contains("+incr", "+set", "+hset", "+pexpireat", "+del", "+hdel", "+publish")
@@ -92,6 +92,7 @@ class RedisAclTest {
       assertThat(observerStore.inspect(name)).isInstanceOfSatisfying(LeaseState.Held.class,
           held -> assertThat(held.lastToken()).isEqualTo(g.token()));
       assertThat(observerStore.token(name)).hasValue(g.token());
+      assertThat(observerStore.names(name, 10)).containsExactly(name);
       assertThat(observerLedger.completion("job", "run")).isEmpty();
       assertThat(observerLedger.history("job", 10)).isEmpty();
 
@@ -150,6 +151,7 @@ class RedisAclTest {
       assertThat(store.acquireOrRenewAll(List.of(name, name + "-2"), h, TTL)).hasSize(2);
       assertThat(store.inspect(name)).isInstanceOf(LeaseState.Held.class);
       assertThat(store.token(name)).hasValue(token);
+      assertThat(store.names(name, 10)).containsExactly(name, name + "-2");
       var attempt = ledger.begin(name, "r", token, h);
       ledger.fail(attempt, "test");
       ledger.complete(ledger.begin(name, "r", token, h), none -> {});
@@ -198,6 +200,21 @@ class RedisAclTest {
           io.lettuce.core.ScriptOutputType.VALUE)).hasMessageContaining("can't access");
     } finally {
       client.shutdown();
+    }
+  }
+
+  /** Without {@code +scan} (an administrator's {@code -scan}), listing alone is refused. */
+  @Test
+  void aListingRefusedForWantOfScanSaysWhoAndWhatToGrant() {
+    String user = SecureRedis.random("noscan-");
+    redis.addUser(user, password, prefixA, RedisAcl.Access.OBSERVER);
+    RedisAcl.setUser(redis.admin(), user, List.of("-scan"), Duration.ofSeconds(10));
+    try (RedisLeaseStore s = store(user, prefixA)) {
+      assertThat(s.inspect(SecureRedis.random("x-"))).isInstanceOf(LeaseState.Free.class);
+      assertThatThrownBy(() -> s.names("", 10)).isInstanceOf(RedisAccessDeniedException.class)
+          .hasMessageContaining("Redis user '" + user + "' was refused by its ACL")
+          .hasMessageContaining("scan")
+          .hasMessageContaining("RedisAcl.rules(\"" + prefixA + "\", HOLDER)");
     }
   }
 

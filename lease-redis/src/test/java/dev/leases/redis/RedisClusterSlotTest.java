@@ -32,7 +32,7 @@ class RedisClusterSlotTest {
 
   @BeforeAll
   static void startCluster() throws Exception {
-    node = RedisProcess.start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf");
+    node = RedisProcess.startClusterNode();
     admin = RedisAdmin.connect(node.uri());
     admin.sync().clusterAddSlots(IntStream.range(0, 16384).toArray());
     await().atMost(Duration.ofSeconds(20))

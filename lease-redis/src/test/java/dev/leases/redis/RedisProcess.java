@@ -24,6 +24,7 @@ final class RedisProcess implements AutoCloseable {
   private final Path dir;
   private final List<String> extraArgs;
   private Process process;
+  private int clusterPort;
 
   private RedisProcess(Path binary, int port, Path dir, List<String> extraArgs) {
     this.binary = binary;
@@ -50,6 +51,24 @@ final class RedisProcess implements AutoCloseable {
     RedisProcess p = new RedisProcess(binary, port, dir, extraArgs.of(port, dir));
     p.startProcess();
     return p;
+  }
+
+  /**
+   * A node with cluster support and no slots yet. Its cluster bus gets a free port of its own
+   * ({@code --cluster-port}): by default the bus is the port plus 10,000, which a free port above
+   * 55,535 (a fifth of Linux's ephemeral range) cannot have, and Redis refuses to start.
+   */
+  static RedisProcess startClusterNode() throws Exception {
+    int bus = FreePorts.pick();
+    RedisProcess p = start((port, dir) -> List.of("--cluster-enabled", "yes",
+        "--cluster-config-file", "nodes.conf", "--cluster-port", Integer.toString(bus)));
+    p.clusterPort = bus;
+    return p;
+  }
+
+  /** The cluster bus port of a {@link #startClusterNode()} node, else 0. */
+  int clusterPort() {
+    return clusterPort;
   }
 
   /** The extra arguments of a server on {@code port} with data directory {@code dir}. */
