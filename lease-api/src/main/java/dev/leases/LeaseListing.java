@@ -1,7 +1,9 @@
 package dev.leases;
 
+import dev.leases.spi.ForwardingLeaseStore;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * An optional capability of a {@link LeaseStore}: the lease names the store keeps a record of, for
@@ -56,6 +58,23 @@ public interface LeaseListing {
    * @throws LeaseStoreClosedException after {@link LeaseStore#close()}
    */
   List<String> names(String prefix, int limit);
+
+  /**
+   * The listing of {@code store}, or of the store underneath it when it is a decorator
+   * ({@link ForwardingLeaseStore}, e.g. a metered store); empty when none in the chain lists names.
+   */
+  static Optional<LeaseListing> of(LeaseStore store) {
+    LeaseStore s = java.util.Objects.requireNonNull(store, "store must not be null");
+    while (true) {
+      if (s instanceof LeaseListing listing) {
+        return Optional.of(listing);
+      }
+      if (!(s instanceof ForwardingLeaseStore f)) {
+        return Optional.empty();
+      }
+      s = f.delegate();
+    }
+  }
 
   /**
    * Checks the arguments of {@link #names} as every implementation must, with messages that say

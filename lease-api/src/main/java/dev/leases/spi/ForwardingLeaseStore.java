@@ -19,6 +19,8 @@ import java.util.OptionalLong;
  * decorator's single calls one name at a time, so a decorator that changes
  * {@link #acquireOrRenew} or {@link #release} changes batches too. A decorator that changes nothing
  * per name and wants the delegate's native batch overrides both to call {@link #delegate()}.
+ * Optional capabilities such as {@link dev.leases.LeaseListing} are not forwarded either; find them
+ * through the chain with {@link dev.leases.LeaseListing#of}.
  */
 public abstract class ForwardingLeaseStore implements LeaseStore {
 
@@ -29,8 +31,11 @@ public abstract class ForwardingLeaseStore implements LeaseStore {
     this.delegate = Objects.requireNonNull(delegate, "delegate must not be null");
   }
 
-  /** The store calls are passed to. */
-  protected final LeaseStore delegate() {
+  /**
+   * The store calls are passed to. Public so that optional capabilities of the store underneath a
+   * chain of decorators stay reachable ({@link dev.leases.LeaseListing#of}).
+   */
+  public final LeaseStore delegate() {
     return delegate;
   }
 

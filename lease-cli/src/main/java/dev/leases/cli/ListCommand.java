@@ -43,11 +43,10 @@ final class ListCommand extends StoreCommand {
       throw new CliException(ExitCodes.USAGE, (prefix != null ? "--prefix" : "PREFIX")
           + " or --limit: " + e.getMessage());
     }
-    if (!(store.store() instanceof LeaseListing listing)) {
-      throw new CliException(ExitCodes.REFUSED, "the " + store.description() + " cannot list"
-          + " lease names (its store does not implement LeaseListing). Use inspect NAME with a"
-          + " name you know.");
-    }
+    LeaseListing listing = LeaseListing.of(store.store()).orElseThrow(() ->
+        new CliException(ExitCodes.REFUSED, "the " + store.description() + " cannot list lease"
+          + " names (its store does not implement LeaseListing). Use inspect NAME with a"
+          + " name you know."));
     List<String> names = listing.names(p, limit);
     if (names.isEmpty()) {
       cli.err().println("leases: no lease name starts with '" + p + "' in the "
