@@ -254,6 +254,11 @@ public final class ConsulPolicies {
           + " an ACL token (the anonymous token lacks the permission). Give the store a token"
           + " (aclTokenFile or aclTokenEnv; aclToken on the builder); " + grant + ". " + said, e);
     }
+    if (msg.contains("'key:list'")) {
+      grant = "this server sets acl.enable_key_list_policy, so a listing needs key_prefix \""
+          + (keyPrefix == null ? "<keyPrefix>" : keyPrefix) + "/\" { policy = \"list\" }"
+          + " (read and list) or write; " + grant;
+    }
     return new ConsulAccessDeniedException(what + ": " + target + " refused the ACL token: it"
         + " lacks a permission this call needs; " + grant + ". " + said, e);
   }
