@@ -4,6 +4,7 @@ import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
+import dev.leases.LeaseListing;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
@@ -203,7 +204,7 @@ import org.slf4j.LoggerFactory;
  * releases nothing (leases expire; sessions left without names are destroyed) and destroys the
  * Consul client only if the store created it.
  */
-public final class ConsulLeaseStore implements LeaseStore {
+public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
 
   /**
    * TTLs from 1 s to 24 h in whole seconds (Consul's {@code session_ttl_min} floor and its maximum
@@ -1341,6 +1342,49 @@ public final class ConsulLeaseStore implements LeaseStore {
       }
     }
     return record != null ? record.holder() : new HolderId("consul-session:" + session);
+  }
+
+  /**
+   * The names Consul keeps a key for, as {@link LeaseListing} describes: held, expired and
+   * released ones alike ({@code Behavior release} keeps every tenure's key; only an out-of-band
+   * delete removes it, and that ends the tenure). One
+   * {@code GET /v1/kv/<keyPrefix>/<E(prefix)>?keys&separator=/}, bounded by the call timeout:
+   * the separator folds every folder below the prefix (run records under {@code .once/}, stores
+   * under longer prefixes) into one entry, which is skipped, as are keys this store did not
+   * write. The URL holds only {@code E}'s output, which needs no escaping, whatever characters
+   * the prefix has. The key encoding does not keep code-point order ({@code ~XX} escapes sort
+   * after every plain character), and Consul lists keys in its own order, so the whole answer is
+   * decoded, sorted by {@link LeaseListing#CODE_POINT_ORDER} and cut to {@code limit}: a prefix
+   * with very many names costs a long answer, not a wrong one.
+   *
+   * <p><b>ACL.</b> Needs {@code key_prefix "<keyPrefix>/"} {@code read}, which
+   * {@link ConsulPolicies.Access#OBSERVER} and {@link ConsulPolicies.Access#HOLDER} both grant.
+   * Consul leaves the keys a token may not read out of a listing rather than refusing it, so an
+   * empty answer is checked by a read of one key under the prefix: a token without read there
+   * throws {@link ConsulAccessDeniedException} instead of listing nothing. On servers with
+   * {@code acl.enable_key_list_policy = true} the listing itself needs {@code list} (which
+   * includes read) on {@code <keyPrefix>/}; {@code write} includes it, {@code read} does not.
+   */
+  @Override
+  public List<String> names(String prefix, int limit) {
+    LeaseListing.requireListing(prefix, limit);
+    ensureOpen();
+    String from = keys.keysFrom(prefix);
+    return calls.run("names('" + prefix + "')", () -> {
+      List<String> listed = new ArrayList<>();
+      for (String key : kv.getKeys(from, "/")) {
+        String name = keys.nameOf(key);
+        if (name != null) {
+          listed.add(name);
+        }
+      }
+      if (listed.isEmpty()) {
+        kv.getValue(from); // refused (403) when the token may not read the prefix
+        return List.<String>of();
+      }
+      listed.sort(LeaseListing.CODE_POINT_ORDER);
+      return List.copyOf(listed.subList(0, Math.min(limit, listed.size())));
+    });
   }
 
   @Override

@@ -25,9 +25,15 @@ import org.kiwiproject.consul.model.acl.TokenResponse;
  *       (create, renew, read and destroy sessions on any agent's node; confine it to one node
  *       with {@link #rules(String, Access, String)} when every holder talks to a known agent);
  *   <li>{@link Access#OBSERVER}: the same resources at {@code read}: {@code inspect},
- *       {@code token}, {@code onRelease} and reading run records work; acquire, renew and release
- *       throw {@link ConsulAccessDeniedException}.
+ *       {@code token}, {@code onRelease}, listing names ({@code names}, a {@code ?keys} read) and
+ *       reading run records work; acquire, renew and release throw
+ *       {@link ConsulAccessDeniedException}.
  * </ul>
+ *
+ * Servers with {@code acl.enable_key_list_policy = true} also check {@code list} on listings
+ * ({@code ?keys}, recursive reads: {@code names} and the release watches of {@code onRelease});
+ * {@code write} includes it, {@code read} does not, so there give an observer's
+ * {@code key_prefix} rule {@code policy = "list"} (read and list) instead of these rules.
  *
  * A token confined to one prefix cannot read or write another prefix's leases. Consul's session
  * rules are per node, not per session: a holder's token may renew or destroy any session on the
@@ -247,6 +253,11 @@ public final class ConsulPolicies {
       return new ConsulAccessDeniedException(what + ": " + target + " refused a request without"
           + " an ACL token (the anonymous token lacks the permission). Give the store a token"
           + " (aclTokenFile or aclTokenEnv; aclToken on the builder); " + grant + ". " + said, e);
+    }
+    if (msg.contains("'key:list'")) {
+      grant = "this server sets acl.enable_key_list_policy, so a listing needs key_prefix \""
+          + (keyPrefix == null ? "<keyPrefix>" : keyPrefix) + "/\" { policy = \"list\" }"
+          + " (read and list) or write; " + grant;
     }
     return new ConsulAccessDeniedException(what + ": " + target + " refused the ACL token: it"
         + " lacks a permission this call needs; " + grant + ". " + said, e);

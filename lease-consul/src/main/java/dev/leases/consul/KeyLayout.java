@@ -3,6 +3,7 @@ package dev.leases.consul;
 import dev.leases.LeaseArguments;
 import dev.leases.spi.KeyText;
 import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a lease lives in Consul's KV store: one key per lease, {@code <prefix>/<E(name)>}.
@@ -45,6 +46,52 @@ final class KeyLayout {
 
   String keyOf(String name) {
     return prefix + "/" + encode(LeaseArguments.requireName(name));
+  }
+
+  /**
+   * The text every key of a name starting with {@code namePrefix} starts with:
+   * {@code <prefix>/E(namePrefix)}. {@code E} works byte by byte and never cuts an escape, so a
+   * name starts with {@code namePrefix} exactly when its key starts with this; it is plain URL
+   * text ({@code A-Z a-z 0-9 - _ ~ . /}), whatever the name prefix holds.
+   */
+  String keysFrom(String namePrefix) {
+    return prefix + "/" + encode(namePrefix);
+  }
+
+  /**
+   * The lease name {@code key} stands for, or null for a key this layout never writes: outside
+   * {@code <prefix>/}, in a folder below it (run records, another store under a longer prefix),
+   * a malformed or non-canonical escape, bytes that are not UTF-8, or text no lease name has.
+   * Only a key {@link #keyOf} gives for a valid name decodes.
+   */
+  @Nullable String nameOf(String key) {
+    String head = prefix + "/";
+    if (!key.startsWith(head) || key.length() == head.length()) {
+      return null;
+    }
+    String text = key.substring(head.length());
+    byte[] out = new byte[text.length()];
+    int n = 0;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      int d1 = i + 2 < text.length() ? Character.digit(text.charAt(i + 1), 16) : -1;
+      int d2 = i + 2 < text.length() ? Character.digit(text.charAt(i + 2), 16) : -1;
+      if (c == '~' && d1 >= 0 && d2 >= 0) {
+        out[n++] = (byte) (d1 << 4 | d2);
+        i += 2;
+      } else if (c < 0x80) {
+        out[n++] = (byte) c;
+      } else {
+        return null;
+      }
+    }
+    String name = new String(out, 0, n, StandardCharsets.UTF_8);
+    try {
+      LeaseArguments.requireName(name);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+    return encode(name).equals(text) ? name : null;
   }
 
   /**

@@ -4,6 +4,7 @@ import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseGrant;
+import dev.leases.LeaseListing;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
@@ -27,6 +28,7 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
+import io.etcd.jetcd.options.OptionsUtil;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
@@ -39,6 +41,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -48,6 +51,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -124,7 +128,7 @@ import org.slf4j.LoggerFactory;
  * range {@code <keyPrefix>/} ({@code etcdctl role grant-permission --prefix=true ROLE readwrite
  * <keyPrefix>/}) — every key this store, {@link EtcdRunLedger} and {@link EtcdFence} keep is under
  * it, except the resources a fence guards, which need write as well; an observer's role needs
- * {@code read} on it ({@code inspect}, {@code token}, {@code onRelease}). etcd's lease calls need
+ * {@code read} on it ({@code inspect}, {@code token}, {@code onRelease}, {@code names}). etcd's lease calls need
  * no permission of their own (grant and keep-alive are unchecked, revoke and time-to-live check
  * the attached keys, all under the prefix). A call etcd refuses for who is calling throws
  * {@link EtcdAccessDeniedException}, naming the user and the key range; a TLS handshake that fails
@@ -151,7 +155,7 @@ import org.slf4j.LoggerFactory;
  * (release, expiry or manual delete); a lost watch only delays followers until the expiry they last
  * read.
  */
-public final class EtcdLeaseStore implements LeaseStore {
+public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
 
   private static final Logger log = LoggerFactory.getLogger(EtcdLeaseStore.class);
 
@@ -185,6 +189,14 @@ public final class EtcdLeaseStore implements LeaseStore {
 
   /** What one page of a range read may answer, well under gRPC's default 4 MiB message. */
   private static final int RANGE_PAGE_BYTES = 3 << 20;
+
+  /**
+   * Keys per range of one page of {@link #names}: two ranges of the longest possible keys (a
+   * 64-character prefix, a 200-character name of 3-byte characters escaped to 1,800 bytes) and
+   * their per-key fields within {@link #RANGE_PAGE_BYTES}.
+   */
+  static final int LIST_PAGE_KEYS = RANGE_PAGE_BYTES / 2
+      / (KeyLayout.MAX_PREFIX_LENGTH + "/lease/".length() + 9 * LeaseArguments.MAX_NAME_LENGTH + 64);
   private static final Duration CLOSE_REVOKE_WAIT = Duration.ofSeconds(1);
 
   private final Client client;
@@ -879,6 +891,65 @@ public final class EtcdLeaseStore implements LeaseStore {
   @Override
   public TtlRange ttlRange() {
     return TTL_RANGE;
+  }
+
+  /**
+   * The names etcd keeps a record of, as {@link LeaseListing} describes: those with a companion
+   * key ({@code <keyPrefix>/last/}, written by every acquire and never deleted by this library, so
+   * held, expired and released names) or a lease key ({@code <keyPrefix>/lease/}, so that a held
+   * name is listed even after its companion key was deleted by hand). Fence and run-ledger keys,
+   * keys of stores under longer prefixes and keys this store did not write are skipped.
+   *
+   * <p><b>Cost.</b> The key encoding does not keep code-point order (an escaped byte, {@code %XX},
+   * sorts before every plain character in etcd's byte order, so {@code job/1} comes before
+   * {@code job-a} there but after it here): etcd's order is therefore not the answer's, and to
+   * keep the limit exact every key of both ranges under the prefix is read (keys only), decoded,
+   * and the {@code limit} smallest names kept. Both ranges are read by one read-only transaction
+   * per page of about 800 keys each (sized to stay under gRPC's 4 MiB
+   * answer); a prefix with a million names costs a thousand or more round trips, so list under a
+   * narrow prefix or raise {@code callTimeout}: the whole call is bounded by it, and a listing
+   * that does not finish in time throws {@link LeaseStoreUnavailableException}. Pages are read
+   * at successive revisions (a snapshot per page, not of the whole answer). Needs {@code read} on
+   * {@code <keyPrefix>/}, as {@link #inspect} does.
+   */
+  @Override
+  public List<String> names(String prefix, int limit) {
+    LeaseListing.requireListing(prefix, limit);
+    ensureOpen();
+    Calls.Budget budget = calls.budget();
+    String what = "list the lease names starting with '" + LastTenure.abbreviate(prefix) + "'";
+    TreeSet<String> smallest = new TreeSet<>(LeaseListing.CODE_POINT_ORDER);
+    Map<KeyLayout.Named, ByteSequence> next = new EnumMap<>(KeyLayout.Named.class);
+    for (KeyLayout.Named kind : KeyLayout.Named.values()) {
+      next.put(kind, keys.namedFrom(kind, prefix));
+    }
+    while (!next.isEmpty()) {
+      List<KeyLayout.Named> kinds = List.copyOf(next.keySet());
+      Op[] ops = new Op[kinds.size()];
+      for (int i = 0; i < ops.length; i++) {
+        KeyLayout.Named kind = kinds.get(i);
+        ops[i] = Op.get(next.get(kind), GetOption.builder()
+            .withRange(OptionsUtil.prefixEndOf(keys.namedFrom(kind, prefix)))
+            .withLimit(LIST_PAGE_KEYS).withKeysOnly(true).build());
+      }
+      TxnResponse r = calls.retrying(() -> kv.txn().Then(ops).commit(), budget, what);
+      for (int i = 0; i < ops.length; i++) {
+        KeyLayout.Named kind = kinds.get(i);
+        GetResponse page = r.getGetResponses().get(i);
+        for (KeyValue x : page.getKvs()) {
+          String name = keys.nameOf(kind, x.getKey());
+          if (name != null && smallest.add(name) && smallest.size() > limit) {
+            smallest.pollLast();
+          }
+        }
+        if (page.isMore() && !page.getKvs().isEmpty()) {
+          next.put(kind, after(page.getKvs().get(page.getKvs().size() - 1).getKey().getBytes()));
+        } else {
+          next.remove(kind);
+        }
+      }
+    }
+    return List.copyOf(smallest);
   }
 
   /**

@@ -27,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  *       3.4.26/3.5.9). An {@link EtcdFence} writer needs, besides, {@code write} on the guarded
  *       resource keys, which lie outside the range.
  *   <li>{@link Access#OBSERVER}: {@code read} on the range — {@code inspect}, {@code token},
- *       {@code onRelease} and reading run records work; acquire and release throw
+ *       {@code onRelease}, listing names ({@code names}) and reading run records work; acquire and release throw
  *       {@link EtcdAccessDeniedException}. (etcd does not check keep-alives, so an observer that
  *       knows a holder's id and etcd lease can extend that lease; it cannot create or take one.)
  * </ul>

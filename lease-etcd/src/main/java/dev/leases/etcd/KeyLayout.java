@@ -4,6 +4,8 @@ import dev.leases.LeaseArguments;
 import dev.leases.spi.KeyText;
 import io.etcd.jetcd.ByteSequence;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where things live in etcd. For key prefix {@code p} and lease name {@code n}:
@@ -67,11 +69,11 @@ final class KeyLayout {
   }
 
   ByteSequence leaseKey(String name) {
-    return key("lease", LeaseArguments.requireName(name));
+    return key(Named.LEASE.segment, LeaseArguments.requireName(name));
   }
 
   ByteSequence lastKey(String name) {
-    return key("last", LeaseArguments.requireName(name));
+    return key(Named.LAST.segment, LeaseArguments.requireName(name));
   }
 
   /**
@@ -102,6 +104,62 @@ final class KeyLayout {
           + " keys of key prefix '" + prefix + "'; keep guarded data outside it, e.g. under '" + prefix + "-data/'");
     }
     return key;
+  }
+
+  /** The kinds of key that carry a lease name: the lease key and the companion key. */
+  enum Named {
+    LEASE("lease"), LAST("last");
+
+    final String segment;
+
+    Named(String segment) {
+      this.segment = segment;
+    }
+  }
+
+  /**
+   * The first key of {@code kind} whose name may start with {@code namePrefix}: {@code
+   * p/kind/E(namePrefix)}. {@code E} works byte by byte, so a name starts with {@code namePrefix}
+   * exactly when its key starts with this (an escape is never cut: {@code E(namePrefix)} ends
+   * where a byte of the name ends).
+   */
+  ByteSequence namedFrom(Named kind, String namePrefix) {
+    return utf8(prefix + "/" + kind.segment + "/" + encode(namePrefix));
+  }
+
+  /**
+   * The lease name a key of {@code kind} stands for, or null for a key this layout never writes
+   * there: one of another store under a longer prefix (its key holds another {@code /}), a
+   * malformed or non-canonical escape, bytes that are not UTF-8, or text no lease name has. Only
+   * a key {@code E} gives for a valid name decodes, so decoding is the inverse of {@link #leaseKey}
+   * and {@link #lastKey}.
+   */
+  @Nullable String nameOf(Named kind, ByteSequence key) {
+    byte[] head = (prefix + "/" + kind.segment + "/").getBytes(StandardCharsets.UTF_8);
+    byte[] k = key.getBytes();
+    if (k.length <= head.length || !Arrays.equals(k, 0, head.length, head, 0, head.length)) {
+      return null;
+    }
+    byte[] out = new byte[k.length - head.length];
+    int n = 0;
+    for (int i = head.length; i < k.length; i++) {
+      int d1 = i + 2 < k.length ? Character.digit(k[i + 1], 16) : -1;
+      int d2 = i + 2 < k.length ? Character.digit(k[i + 2], 16) : -1;
+      if (k[i] == '%' && d1 >= 0 && d2 >= 0) {
+        out[n++] = (byte) (d1 << 4 | d2);
+        i += 2;
+      } else {
+        out[n++] = k[i];
+      }
+    }
+    String name = new String(out, 0, n, StandardCharsets.UTF_8);
+    try {
+      LeaseArguments.requireName(name);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+    byte[] again = encode(name).getBytes(StandardCharsets.UTF_8);
+    return Arrays.equals(again, 0, again.length, k, head.length, k.length) ? name : null;
   }
 
   private ByteSequence key(String kind, String name) {
