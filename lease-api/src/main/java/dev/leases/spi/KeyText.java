@@ -1,7 +1,11 @@
 package dev.leases.spi;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Turning lease names into key text and checking key prefixes, for stores that keep leases under
@@ -41,6 +45,44 @@ public final class KeyText {
       }
     }
     return sb.toString();
+  }
+
+  /**
+   * The lease name that escaped key text stands for, for stores that list names back from keys:
+   * {@code escape} followed by two hex digits is that byte, any other ASCII character itself.
+   * Null when the text is not a name: a non-ASCII character, a cut escape, bytes that are not
+   * UTF-8, or text {@link dev.leases.LeaseArguments#requireName} refuses. Lenient about which
+   * characters were escaped and about hex case: a caller that must accept only the text its own
+   * encoder writes compares that encoding of the result with {@code encoded}.
+   */
+  public static @Nullable String decodeName(String encoded, char escape) {
+    byte[] bytes = new byte[encoded.length()];
+    int n = 0;
+    for (int i = 0; i < encoded.length(); i++) {
+      char c = encoded.charAt(i);
+      if (c == escape) {
+        int hi = i + 2 < encoded.length() ? Character.digit(encoded.charAt(i + 1), 16) : -1;
+        int lo = hi < 0 ? -1 : Character.digit(encoded.charAt(i + 2), 16);
+        if (lo < 0) {
+          return null;
+        }
+        bytes[n++] = (byte) (hi << 4 | lo);
+        i += 2;
+      } else if (c < 0x80) {
+        bytes[n++] = (byte) c;
+      } else {
+        return null;
+      }
+    }
+    try {
+      String name = StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes, 0, n)).toString();
+      return dev.leases.LeaseArguments.requireName(name);
+    } catch (CharacterCodingException | IllegalArgumentException e) {
+      return null;
+    }
   }
 
   /**

@@ -59,4 +59,21 @@ class SpiHelpersTest {
     assertThatThrownBy(() -> KeyText.requirePrefix(null, "._-", "leases"))
         .isInstanceOf(NullPointerException.class);
   }
+
+  @Test
+  void decodeNameInvertsTheEncodingAndRefusesWhatNoNameIs() {
+    for (String name : java.util.List.of("billing-nightly", "a/b:{c} \u00FC%", "\uD83D\uDE00 x", "%41")) {
+      assertThat(KeyText.decodeName(KeyText.percentEncode(name, ""), '%')).isEqualTo(name);
+    }
+    assertThat(KeyText.decodeName("a~2Fb", '~')).isEqualTo("a/b");
+    assertThat(KeyText.decodeName("a%2fb", '%')).as("hex case is the caller's check").isEqualTo("a/b");
+    assertThat(KeyText.decodeName("a%2", '%')).as("cut escape").isNull();
+    assertThat(KeyText.decodeName("a%zz", '%')).as("not hex").isNull();
+    assertThat(KeyText.decodeName("\u00FC", '%')).as("non-ASCII text").isNull();
+    assertThat(KeyText.decodeName("%C3", '%')).as("half a UTF-8 character").isNull();
+    assertThat(KeyText.decodeName("%ED%A0%80", '%')).as("an encoded surrogate").isNull();
+    assertThat(KeyText.decodeName("a%00b", '%')).as("a control character").isNull();
+    assertThat(KeyText.decodeName("", '%')).as("empty").isNull();
+    assertThat(KeyText.decodeName("x".repeat(201), '%')).as("too long").isNull();
+  }
 }

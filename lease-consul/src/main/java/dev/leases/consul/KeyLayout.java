@@ -70,25 +70,8 @@ final class KeyLayout {
       return null;
     }
     String text = key.substring(head.length());
-    byte[] out = new byte[text.length()];
-    int n = 0;
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      int d1 = i + 2 < text.length() ? Character.digit(text.charAt(i + 1), 16) : -1;
-      int d2 = i + 2 < text.length() ? Character.digit(text.charAt(i + 2), 16) : -1;
-      if (c == '~' && d1 >= 0 && d2 >= 0) {
-        out[n++] = (byte) (d1 << 4 | d2);
-        i += 2;
-      } else if (c < 0x80) {
-        out[n++] = (byte) c;
-      } else {
-        return null;
-      }
-    }
-    String name = new String(out, 0, n, StandardCharsets.UTF_8);
-    try {
-      LeaseArguments.requireName(name);
-    } catch (IllegalArgumentException e) {
+    String name = KeyText.decodeName(text, '~');
+    if (name == null) {
       return null;
     }
     return encode(name).equals(text) ? name : null;

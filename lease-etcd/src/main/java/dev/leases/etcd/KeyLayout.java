@@ -140,22 +140,9 @@ final class KeyLayout {
     if (k.length <= head.length || !Arrays.equals(k, 0, head.length, head, 0, head.length)) {
       return null;
     }
-    byte[] out = new byte[k.length - head.length];
-    int n = 0;
-    for (int i = head.length; i < k.length; i++) {
-      int d1 = i + 2 < k.length ? Character.digit(k[i + 1], 16) : -1;
-      int d2 = i + 2 < k.length ? Character.digit(k[i + 2], 16) : -1;
-      if (k[i] == '%' && d1 >= 0 && d2 >= 0) {
-        out[n++] = (byte) (d1 << 4 | d2);
-        i += 2;
-      } else {
-        out[n++] = k[i];
-      }
-    }
-    String name = new String(out, 0, n, StandardCharsets.UTF_8);
-    try {
-      LeaseArguments.requireName(name);
-    } catch (IllegalArgumentException e) {
+    String name = KeyText.decodeName(
+        new String(k, head.length, k.length - head.length, StandardCharsets.UTF_8), '%');
+    if (name == null) {
       return null;
     }
     byte[] again = encode(name).getBytes(StandardCharsets.UTF_8);

@@ -4,9 +4,6 @@ import dev.leases.LeaseArguments;
 import dev.leases.once.RunKeys;
 import dev.leases.spi.KeyText;
 import io.lettuce.core.cluster.SlotHash;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -204,50 +201,9 @@ final class KeyLayout {
       return null;
     }
     String encoded = key.substring(head.length(), key.length() - tail.length());
-    String name = decode(encoded);
-    if (name == null || !encoded.equals(encode(name))) {
-      return null; // ':' of a nested prefix, braces, lower-case hex: not what encode writes
-    }
-    try {
-      return LeaseArguments.requireName(name);
-    } catch (IllegalArgumentException e) {
-      return null;
-    }
-  }
-
-  /**
-   * The inverse of {@link #encode} on its output: {@code %XX} is the byte XX, any other ASCII
-   * character itself; null if that is not a whole UTF-8 text (a non-ASCII character, a cut escape,
-   * bytes that are not UTF-8). Lenient about which characters were escaped: callers compare the
-   * result's encoding with the input.
-   */
-  static @Nullable String decode(String encoded) {
-    byte[] bytes = new byte[encoded.length()];
-    int n = 0;
-    for (int i = 0; i < encoded.length(); i++) {
-      char c = encoded.charAt(i);
-      if (c == '%') {
-        int hi = i + 2 < encoded.length() ? Character.digit(encoded.charAt(i + 1), 16) : -1;
-        int lo = hi < 0 ? -1 : Character.digit(encoded.charAt(i + 2), 16);
-        if (lo < 0) {
-          return null;
-        }
-        bytes[n++] = (byte) (hi << 4 | lo);
-        i += 2;
-      } else if (c < 0x80) {
-        bytes[n++] = (byte) c;
-      } else {
-        return null;
-      }
-    }
-    try {
-      return StandardCharsets.UTF_8.newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes, 0, n)).toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
+    String name = KeyText.decodeName(encoded, '%');
+    // ':' of a nested prefix, braces, lower-case hex: not what encode writes
+    return name != null && encoded.equals(encode(name)) ? name : null;
   }
 
   /**
