@@ -1,6 +1,7 @@
 package dev.leases.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.HolderId;
@@ -73,6 +74,44 @@ class PostgresSingleCallTest {
     LeaseGrant taken = store.acquireOrRenew(name, b, TTL).orElseThrow();
     assertThat(statementsSince(from)).as("a re-acquire after release").isEqualTo(1);
     assertThat(taken.token()).isGreaterThan(first.token());
+  }
+
+  /**
+   * A renewal of a lease this store last granted to the same holder is one statement that only
+   * extends the expiry (no token drawn, no sub-select), the cheapest write that can renew; when it
+   * finds the lease no longer the holder's (expired, taken), the call goes on to the grant, which
+   * bumps the token or refuses.
+   */
+  @Test
+  void aRenewalOnlyExtendsTheExpiryAndALostLeaseStillGoesToTheGrant() {
+    String name = "single-" + UUID.randomUUID();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant first = store.acquireOrRenew(name, a, TTL).orElseThrow();
+
+    int from = prepared.size();
+    LeaseGrant renewed = store.acquireOrRenew(name, a, TTL).orElseThrow();
+    List<String> renewal = List.copyOf(prepared.subList(from, prepared.size()));
+    assertThat(renewal).as("a renewal's statements").hasSize(1);
+    assertThat(renewal.get(0)).as("a renewal extends the expiry only")
+        .startsWith("UPDATE").doesNotContain("nextval").doesNotContain("SELECT");
+    assertThat(renewed.token()).isEqualTo(first.token());
+    assertThat(renewed.expiresAt()).isAfterOrEqualTo(first.expiresAt());
+
+    // a's lease runs out and b takes it: a's next renewal is refused, b's token is larger
+    LeaseGrant shortLived = store.acquireOrRenew(name, a, Duration.ofMillis(100)).orElseThrow();
+    await().atMost(Duration.ofSeconds(30))
+        .until(() -> store.inspect(name) instanceof dev.leases.LeaseState.Expired);
+    LeaseGrant taken = store.acquireOrRenew(name, b, TTL).orElseThrow();
+    assertThat(taken.token()).isGreaterThan(shortLived.token());
+    assertThat(store.acquireOrRenew(name, a, TTL)).as("a renewal after losing the lease").isEmpty();
+
+    // b's lease runs out: b's own renewal after its expiry is a new tenure with a larger token
+    store.acquireOrRenew(name, b, Duration.ofMillis(100)).orElseThrow();
+    await().atMost(Duration.ofSeconds(30))
+        .until(() -> store.inspect(name) instanceof dev.leases.LeaseState.Expired);
+    LeaseGrant again = store.acquireOrRenew(name, b, TTL).orElseThrow();
+    assertThat(again.token()).as("a renewal after the holder's own expiry").isGreaterThan(taken.token());
   }
 
   @Test
