@@ -6,9 +6,9 @@ import java.util.List;
 /**
  * Reads what a client sent on one PostgreSQL connection (the frontend side of the wire protocol,
  * as {@link dev.leases.tck.servers.TcpProxy#clientBytes()} recorded it), to count round trips and
- * statements without timing anything.
+ * statements without timing anything; {@code sql} holds the text of every Query and Parse.
  */
-record PgWire(List<Character> types) {
+record PgWire(List<Character> types, List<String> sql) {
 
   private static final int SSL_REQUEST = 80877103;
   private static final int GSS_REQUEST = 80877104;
@@ -25,6 +25,7 @@ record PgWire(List<Character> types) {
       }
     }
     List<Character> types = new ArrayList<>();
+    List<String> sql = new ArrayList<>();
     while (at + 5 <= bytes.length) {
       char type = (char) bytes[at];
       int length = int32(bytes, at + 1);
@@ -32,9 +33,18 @@ record PgWire(List<Character> types) {
         break; // a message still in flight
       }
       types.add(type);
+      if (type == 'Q') {
+        sql.add(cString(bytes, at + 5));
+      } else if (type == 'P') { // statement name, then the query
+        int query = at + 5;
+        while (bytes[query] != 0) {
+          query++;
+        }
+        sql.add(cString(bytes, query + 1));
+      }
       at += 1 + length;
     }
-    return new PgWire(List.copyOf(types));
+    return new PgWire(List.copyOf(types), List.copyOf(sql));
   }
 
   /**
@@ -67,7 +77,16 @@ record PgWire(List<Character> types) {
 
   /** What {@code later} holds beyond this, when {@code later} is this connection read again. */
   PgWire since(PgWire earlier) {
-    return new PgWire(types.subList(earlier.types.size(), types.size()));
+    return new PgWire(types.subList(earlier.types.size(), types.size()),
+        sql.subList(earlier.sql.size(), sql.size()));
+  }
+
+  private static String cString(byte[] b, int from) {
+    int end = from;
+    while (end < b.length && b[end] != 0) {
+      end++;
+    }
+    return new String(b, from, end - from, java.nio.charset.StandardCharsets.UTF_8);
   }
 
   private static int int32(byte[] b, int at) {

@@ -27,13 +27,8 @@ class PostgresRoundTripTest {
 
   @Test
   void everySingleCallIsOneRoundTripOnceItsStatementsArePrepared() throws Exception {
-    String url = PostgresServers.url();
-    int port = Integer.parseInt(url.replaceFirst("^jdbc:postgresql://[^:/]+:(\\d+)/.*$", "$1"));
-    try (TcpProxy proxy = new TcpProxy(port);
-        PostgresLeaseStore store = new PostgresLeaseStoreFactory().open(Map.of(
-            PostgresLeaseStoreFactory.JDBC_URL,
-            url.replaceFirst(":" + port + "/", ":" + proxy.port() + "/"),
-            PostgresLeaseStoreFactory.TABLE, PostgresServers.freshTable()))) {
+    try (TcpProxy proxy = new TcpProxy(serverPort());
+        PostgresLeaseStore store = factoryStoreThrough(proxy)) {
       HolderId a = HolderId.generate();
       HolderId b = HolderId.generate();
       String base = "trip-" + UUID.randomUUID() + "-";
@@ -55,6 +50,38 @@ class PostgresRoundTripTest {
       assertThat(store.release(name, a)).isTrue();
       assertThat(wire.next()).as("a release").isEqualTo(new Calls(1, 1, 0));
     }
+  }
+
+  /**
+   * The factory's pool makes its sessions' commits durable once, when it connects (where the
+   * server's {@code synchronous_commit} is off), so that no write raises it again per transaction
+   * (the statements' own raise stays, for sessions where a setting does not stick).
+   */
+  @Test
+  void theFactorysSessionsRaiseSynchronousCommitOnceWhenTheyConnect() throws Exception {
+    try (TcpProxy proxy = new TcpProxy(serverPort());
+        PostgresLeaseStore store = factoryStoreThrough(proxy)) {
+      store.acquireOrRenew("durable-" + UUID.randomUUID(), HolderId.generate(), TTL).orElseThrow();
+      List<String> sql = proxy.clientBytes().stream().map(PgWire::parse)
+          .flatMap(w -> w.sql().stream()).toList();
+      assertThat(sql).as("what the factory's pool and store sent")
+          .anySatisfy(s -> assertThat(s)
+              .contains("set_config('synchronous_commit', 'on', false)")
+              .contains("statement_timeout"));
+    }
+  }
+
+  private static int serverPort() {
+    return Integer.parseInt(PostgresServers.url()
+        .replaceFirst("^jdbc:postgresql://[^:/]+:(\\d+)/.*$", "$1"));
+  }
+
+  /** A store opened by the factory (its own pool) whose connections go through {@code proxy}. */
+  private static PostgresLeaseStore factoryStoreThrough(TcpProxy proxy) {
+    String url = PostgresServers.url()
+        .replaceFirst(":" + serverPort() + "/", ":" + proxy.port() + "/");
+    return new PostgresLeaseStoreFactory().open(Map.of(PostgresLeaseStoreFactory.JDBC_URL, url,
+        PostgresLeaseStoreFactory.TABLE, PostgresServers.freshTable()));
   }
 
   /** Round trips, statements executed and statements parsed by one call. */
