@@ -190,7 +190,8 @@ final class Report {
     TextTable l = latencyTable(run);
     if (!l.isEmpty()) {
       sb.append("\nLATENCY (one thread, ").append(run.options.latencySamples)
-          .append(" samples per call, in the harness JVM)\n").append(l.text())
+          .append(" samples per call, in the harness JVM, each run of calls on a connection after"
+              + " an untimed call on it)\n").append(l.text())
           .append(plainWrites(run, "")).append('\n');
     }
     TextTable s = scaleTable(run);

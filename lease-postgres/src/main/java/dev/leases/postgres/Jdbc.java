@@ -34,6 +34,17 @@ final class Jdbc {
   static final String DURABLE = "(CASE WHEN current_setting('synchronous_commit') = 'off'"
       + " THEN set_config('synchronous_commit', 'on', true) = 'on' ELSE true END)";
 
+  /**
+   * The session-wide form of {@link #DURABLE}, for a pool the library owns: run once per
+   * connection, it raises {@code synchronous_commit} from {@code off} to {@code on} for the whole
+   * session (any other value is left as the operator chose), so that {@link #DURABLE} in each
+   * write finds nothing to raise (about 5-8 µs of a 70 µs renewal where the server's default is
+   * off). The statements keep {@link #DURABLE}: behind a transaction-mode pooler a session setting
+   * may not stick.
+   */
+  static final String DURABLE_SESSION = "CASE WHEN current_setting('synchronous_commit') = 'off'"
+      + " THEN set_config('synchronous_commit', 'on', false) END";
+
   private Jdbc() {}
 
   /**

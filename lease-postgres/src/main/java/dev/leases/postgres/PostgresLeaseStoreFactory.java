@@ -46,7 +46,9 @@ import org.jspecify.annotations.Nullable;
  *       pool's connection timeout (at least 250 ms, HikariCP's minimum)
  * </ul>
  *
- * Unknown keys are refused, so that a misspelt setting is not silently ignored. The pool does not
+ * The pool's sessions raise {@code synchronous_commit} from {@code off} to {@code on} when they
+ * connect (every write of the store is durable anyway; this saves each write raising it for its
+ * own transaction). Unknown keys are refused, so that a misspelt setting is not silently ignored. The pool does not
  * connect until the first call, so opening succeeds while the database is down; calls then throw
  * {@link dev.leases.LeaseStoreUnavailableException}. Requires HikariCP on the class path.
  */
@@ -162,8 +164,10 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
     config.addDataSourceProperty("tcpKeepAlive", "true");
     config.addDataSourceProperty("ApplicationName", "leases");
     // the server cancels any statement after the call timeout, so the store need not arm a client
-    // timer for each (this pool is the library's own: nobody else's statements get the limit)
-    config.setConnectionInitSql("SET statement_timeout = " + callTimeout.toMillis());
+    // timer for each (this pool is the library's own: nobody else's statements get the limit); and
+    // commits are durable for the whole session, so no write raises synchronous_commit itself
+    config.setConnectionInitSql("SELECT set_config('statement_timeout', '" + callTimeout.toMillis()
+        + "', false), " + Jdbc.DURABLE_SESSION);
     HikariDataSource pool = new HikariDataSource(config);
     return builder.sessionStatementTimeout().dataSource(pool).closeWithStore(pool).build();
   }

@@ -1,6 +1,7 @@
 package dev.leases.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.HolderId;
@@ -61,6 +62,8 @@ class PostgresSingleCallTest {
     LeaseGrant renewed = store.acquireOrRenew(name, a, TTL).orElseThrow();
     assertThat(statementsSince(from)).as("a renewal: %s", prepared.subList(from, prepared.size()))
         .isEqualTo(1);
+    assertThat(prepared.get(from)).as("a renewal extends the expiry only (no token drawn, no"
+        + " sub-select)").startsWith("UPDATE").doesNotContain("nextval").doesNotContain("SELECT");
     assertThat(renewed.token()).isEqualTo(first.token());
     assertThat(renewed.expiresAt()).isAfterOrEqualTo(first.expiresAt());
 
@@ -73,6 +76,37 @@ class PostgresSingleCallTest {
     LeaseGrant taken = store.acquireOrRenew(name, b, TTL).orElseThrow();
     assertThat(statementsSince(from)).as("a re-acquire after release").isEqualTo(1);
     assertThat(taken.token()).isGreaterThan(first.token());
+  }
+
+  /**
+   * A renewal of a lease this store last granted to the same holder takes the one statement that
+   * only extends the expiry; when that finds the lease no longer the holder's (expired, taken), the
+   * call goes on to the grant, which bumps the token or refuses.
+   */
+  @Test
+  void aRenewalOfALostLeaseStillGoesToTheGrant() {
+    String name = "single-" + UUID.randomUUID();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    // a's lease runs out and b takes it through another store (another process): a's next
+    // renewal here, the store's last answer having granted it to a, is refused
+    LeaseGrant shortLived = store.acquireOrRenew(name, a, Duration.ofMillis(100)).orElseThrow();
+    await().atMost(Duration.ofSeconds(30))
+        .until(() -> store.inspect(name) instanceof dev.leases.LeaseState.Expired);
+    LeaseGrant taken;
+    try (PostgresLeaseStore other = PostgresLeaseStore.builder(pool).build()) {
+      taken = other.acquireOrRenew(name, b, TTL).orElseThrow();
+    }
+    assertThat(taken.token()).isGreaterThan(shortLived.token());
+    assertThat(store.acquireOrRenew(name, a, TTL)).as("a renewal after losing the lease").isEmpty();
+
+    // b's lease runs out: b's own renewal after its expiry is a new tenure with a larger token
+    store.acquireOrRenew(name, b, Duration.ofMillis(100)).orElseThrow();
+    await().atMost(Duration.ofSeconds(30))
+        .until(() -> store.inspect(name) instanceof dev.leases.LeaseState.Expired);
+    LeaseGrant again = store.acquireOrRenew(name, b, TTL).orElseThrow();
+    assertThat(again.token()).as("a renewal after the holder's own expiry")
+        .isGreaterThan(taken.token());
   }
 
   @Test

@@ -1,0 +1,119 @@
+package dev.leases.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.leases.HolderId;
+import dev.leases.tck.servers.TcpProxy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What a single call of a store opened by the factory (its own pool) sends, read off the wire
+ * through a {@link TcpProxy}: once its statements are prepared on the connection, every call is
+ * one round trip (one Sync) with no Parse, no validation query and no session statement of the
+ * pool or the driver; a fresh acquire executes two statements in it, the other calls one.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PostgresRoundTripTest {
+
+  private static final Duration TTL = Duration.ofSeconds(30);
+  /** pgjdbc prepares a statement on the server at its fifth use on a connection. */
+  private static final int WARM_UP = 8;
+
+  @Test
+  void everySingleCallIsOneRoundTripOnceItsStatementsArePrepared() throws Exception {
+    try (TcpProxy proxy = new TcpProxy(serverPort());
+        PostgresLeaseStore store = factoryStoreThrough(proxy)) {
+      HolderId a = HolderId.generate();
+      HolderId b = HolderId.generate();
+      String base = "trip-" + UUID.randomUUID() + "-";
+      for (int i = 0; i < WARM_UP; i++) {
+        String name = base + "warm-" + i;
+        store.acquireOrRenew(name, a, TTL).orElseThrow();
+        store.acquireOrRenew(name, a, TTL).orElseThrow();
+        assertThat(store.acquireOrRenew(name, b, TTL)).isEmpty();
+        assertThat(store.release(name, a)).isTrue();
+      }
+      String name = base + "measured";
+      Wire wire = new Wire(proxy);
+      store.acquireOrRenew(name, a, TTL).orElseThrow();
+      assertThat(wire.next()).as("a fresh acquire").isEqualTo(new Calls(1, 2, 0));
+      store.acquireOrRenew(name, a, TTL).orElseThrow();
+      assertThat(wire.next()).as("a renewal").isEqualTo(new Calls(1, 1, 0));
+      assertThat(store.acquireOrRenew(name, b, TTL)).isEmpty();
+      assertThat(wire.next()).as("a contended miss").isEqualTo(new Calls(1, 1, 0));
+      assertThat(store.release(name, a)).isTrue();
+      assertThat(wire.next()).as("a release").isEqualTo(new Calls(1, 1, 0));
+    }
+  }
+
+  /**
+   * The factory's pool makes its sessions' commits durable once, when it connects (where the
+   * server's {@code synchronous_commit} is off), so that no write raises it again per transaction
+   * (the statements' own raise stays, for sessions where a setting does not stick).
+   */
+  @Test
+  void theFactorysSessionsRaiseSynchronousCommitOnceWhenTheyConnect() throws Exception {
+    try (TcpProxy proxy = new TcpProxy(serverPort());
+        PostgresLeaseStore store = factoryStoreThrough(proxy)) {
+      store.acquireOrRenew("durable-" + UUID.randomUUID(), HolderId.generate(), TTL).orElseThrow();
+      List<String> sql = proxy.clientBytes().stream().map(PgWire::parse)
+          .flatMap(w -> w.sql().stream()).toList();
+      assertThat(sql).as("what the factory's pool and store sent")
+          .anySatisfy(s -> assertThat(s)
+              .contains("set_config('synchronous_commit', 'on', false)")
+              .contains("statement_timeout"));
+    }
+  }
+
+  private static int serverPort() {
+    return Integer.parseInt(PostgresServers.url()
+        .replaceFirst("^jdbc:postgresql://[^:/]+:(\\d+)/.*$", "$1"));
+  }
+
+  /** A store opened by the factory (its own pool) whose connections go through {@code proxy}. */
+  private static PostgresLeaseStore factoryStoreThrough(TcpProxy proxy) {
+    String url = PostgresServers.url()
+        .replaceFirst(":" + serverPort() + "/", ":" + proxy.port() + "/");
+    return new PostgresLeaseStoreFactory().open(Map.of(PostgresLeaseStoreFactory.JDBC_URL, url,
+        PostgresLeaseStoreFactory.TABLE, PostgresServers.freshTable()));
+  }
+
+  /** Round trips, statements executed and statements parsed by one call. */
+  record Calls(int roundTrips, int executes, int parses) {}
+
+  /** Reads what every connection through the proxy sent since the last look. */
+  private static final class Wire {
+    private final TcpProxy proxy;
+    private List<PgWire> seen;
+
+    Wire(TcpProxy proxy) {
+      this.proxy = proxy;
+      this.seen = read();
+    }
+
+    private List<PgWire> read() {
+      return proxy.clientBytes().stream().map(PgWire::parse).toList();
+    }
+
+    Calls next() {
+      List<PgWire> now = read();
+      int trips = 0;
+      int executes = 0;
+      int parses = 0;
+      for (int c = 0; c < now.size(); c++) {
+        PgWire sent = c < seen.size() ? now.get(c).since(seen.get(c)) : now.get(c);
+        trips += sent.roundTrips();
+        executes += sent.executes();
+        parses += sent.parses();
+      }
+      seen = now;
+      return new Calls(trips, executes, parses);
+    }
+  }
+}
