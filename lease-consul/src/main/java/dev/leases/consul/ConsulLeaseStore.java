@@ -86,7 +86,12 @@ import org.slf4j.LoggerFactory;
  *       one transaction, {@code check-session} + {@code lock} with the same session, which
  *       rewrites the key's value (the renewal stamp) without changing its lock. The check comes
  *       after the renewal: a key deleted and then locked by another session is never reported as
- *       renewed.
+ *       renewed. That makes a renewal two round trips, and Consul offers no one-request form: a
+ *       session is extended only by {@code PUT /v1/session/renew}, which resets a timer on the
+ *       leader (outside Raft) and takes no condition, while the transaction API's only session
+ *       operation is {@code delete} and a {@code lock} does not extend the session; sent in
+ *       parallel, the check could be applied before the renewal, and a key taken by another
+ *       holder between the two would be reported renewed.
  *   <li><b>Release</b> is one transaction, {@code check-session} + {@code unlock}, leaving the key
  *       with a "released" record.
  *   <li><b>Batches</b> ({@link #acquireOrRenewAll}, {@link #releaseAll}) renew each session once,

@@ -221,6 +221,50 @@ class ConsulSharedSessionTest {
     }
   }
 
+  /**
+   * Why a renewal's check follows its session renewal (two round trips): the key is deleted by hand
+   * and locked by another holder while A's session renewal is on its way to Consul, held by the
+   * proxy. A check sent alongside the renewal would pass before that (the hook first lets a check
+   * through if one comes within a second; the sequential renewal sends none until its renewal is
+   * answered). A's renewal must report the lease lost: a renewal that extends a session after
+   * another holder was granted the name is never a grant.
+   */
+  @Test
+  void aKeyDeletedAndTakenWhileTheSessionRenewalIsInFlightIsNotRenewed() throws Exception {
+    try (CountingHttpProxy proxy = new CountingHttpProxy(url());
+        ConsulLeaseStore s = ConsulLeaseStore.builder(proxy.url())
+            .callTimeout(Duration.ofSeconds(20)).build();
+        ConsulLeaseStore other = ConsulLeaseStore.builder(url()).build()) {
+      HolderId a = HolderId.generate();
+      HolderId b = HolderId.generate();
+      String n = names(1).get(0);
+      LeaseGrant ga = s.acquireOrRenew(n, a, TTL).orElseThrow();
+      java.util.concurrent.atomic.AtomicReference<LeaseGrant> gb =
+          new java.util.concurrent.atomic.AtomicReference<>();
+      long txns = proxy.answered("PUT /v1/txn");
+      proxy.beforeNext("PUT /v1/session/renew", () -> {
+        try {
+          await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(5))
+              .until(() -> proxy.answered("PUT /v1/txn") > txns);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+          // no check sent alongside the renewal: as it should be
+        }
+        RawHttp.call(url(), "DELETE", "/v1/kv/" + s.keyOf(n));
+        gb.set(other.acquireOrRenew(n, b, TTL).orElseThrow());
+      });
+
+      java.util.Optional<LeaseGrant> renewed = s.acquireOrRenew(n, a, TTL);
+
+      assertThat(gb.get()).as("the hook ran: B was granted during A's renewal").isNotNull();
+      assertThat(gb.get().token()).isGreaterThan(ga.token());
+      assertThat(renewed).as("A's renewal after B was granted token %d", gb.get().token())
+          .isEmpty();
+      assertThat(other.inspect(n)).isInstanceOfSatisfying(LeaseState.Held.class,
+          h -> assertThat(h.holder()).isEqualTo(b));
+      other.release(n, b);
+    }
+  }
+
   /** A renewal that finds its key deleted and locked by another session reports it lost. */
   @Test
   void aRenewalAfterTheKeyWasDeletedAndTakenByAnotherSessionIsNotReported() {

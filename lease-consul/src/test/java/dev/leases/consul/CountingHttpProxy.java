@@ -32,6 +32,8 @@ final class CountingHttpProxy implements AutoCloseable {
   private final AtomicLong bytes = new AtomicLong();
   private final AtomicLong changedAnswers = new AtomicLong();
   private final Map<String, AtomicLong> kinds = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Runnable> hooks = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> answered = new java.util.concurrent.ConcurrentHashMap<>();
   private final java.util.concurrent.atomic.AtomicInteger inFlight =
       new java.util.concurrent.atomic.AtomicInteger();
   private final java.util.concurrent.atomic.AtomicInteger maxInFlight =
@@ -72,6 +74,20 @@ final class CountingHttpProxy implements AutoCloseable {
     return m;
   }
 
+  /**
+   * Runs {@code hook} (once, on the proxy's thread) before forwarding the next request of
+   * {@code kind} (see {@link #kindsAndReset}); the request waits for it. Other requests go on.
+   */
+  void beforeNext(String kind, Runnable hook) {
+    hooks.put(kind, hook);
+  }
+
+  /** Requests of {@code kind} answered so far (their answer forwarded to the client). */
+  long answered(String kind) {
+    AtomicLong n = answered.get(kind);
+    return n == null ? 0 : n.get();
+  }
+
   private static String kind(String method, String path) {
     String[] parts = path.split("/", 5);
     return method + " " + String.join("/", java.util.Arrays.copyOf(parts, Math.min(4, parts.length)));
@@ -103,6 +119,10 @@ final class CountingHttpProxy implements AutoCloseable {
     requests.incrementAndGet();
     String kind = kind(ex.getRequestMethod(), ex.getRequestURI().getPath());
     kinds.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
+    Runnable hook = hooks.remove(kind);
+    if (hook != null) {
+      hook.run();
+    }
     maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
     try (ex) {
       HttpURLConnection c = (HttpURLConnection) new URL(target + ex.getRequestURI()).openConnection();
@@ -136,6 +156,7 @@ final class CountingHttpProxy implements AutoCloseable {
         ex.getResponseBody().write(answer);
       }
       bytes.addAndGet(answer.length);
+      answered.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
       String asked = queryIndex(ex.getRequestURI().getRawQuery());
       String answered = c.getHeaderField("X-Consul-Index");
       if (asked != null && answered != null && !asked.equals(answered.trim())) {
