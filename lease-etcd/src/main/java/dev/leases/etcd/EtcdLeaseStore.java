@@ -104,7 +104,8 @@ import org.slf4j.LoggerFactory;
  * half its TTL is left; after that, when a newer shared lease replaces it, and on {@link #close()}
  * it is revoked (otherwise etcd expires it by its TTL). A lingering lease holds nothing: a released
  * name is FREE at once (its key is deleted). Other shared etcd leases that carry no name of this
- * store (one replaced, or one granted for a race that every name lost) are revoked at once. Stores, and holders, do not share etcd
+ * store (one replaced, one whose last name was refused or lost rather than released, one granted
+ * for a race that every name lost) are revoked at once. Stores, and holders, do not share etcd
  * leases with each other.
  *
  * <p><b>TTL granularity.</b> etcd leases have whole-second TTLs: a requested TTL is rounded up to
@@ -387,7 +388,7 @@ public final class EtcdLeaseStore implements LeaseStore {
         c.unhints.addAll(refused.keySet());
       }
       shared.hintAll(c.hints);
-      shared.unhint(holder, c.unhints);
+      shared.unhint(holder, c.unhints, false);
       return results;
     } finally {
       shared.done(c.used);
@@ -827,7 +828,7 @@ public final class EtcdLeaseStore implements LeaseStore {
             || (last != null && last.getValue().equals(releasedValues.get(i))));
       }
     }
-    shared.unhint(holder, names);
+    shared.unhint(holder, names, true);
     return results;
   }
 

@@ -27,14 +27,14 @@ import org.jspecify.annotations.Nullable;
  * cost one keep-alive per round trip, and every grant's expiry is still measured from a keep-alive
  * sent after its call began.
  *
- * <p>A shared lease that carried a name, carries none any more and is in use by no call
- * <em>lingers</em> while it is the holder's current one for its TTL and
- * {@linkplain Shared#fresh fresh}: no keep-alive is sent for it, and the holder's next new tenure
- * attaches to it, so that tenure costs one transaction rather than a grant and then a transaction. It is retired (revoked) once it
- * is replaced by a newer current lease, once it is no longer fresh (found so by the next call to
- * the registry, at most {@link #SWEEP_EVERY_NANOS} apart), and at {@link #retireIdle} (the store's
- * close). A shared lease that carries nothing and is not current is retired at once. Thread-safe;
- * one lock.
+ * <p>A shared lease whose last name was released, and that is in use by no call, <em>lingers</em>
+ * while it is the holder's current one for its TTL and {@linkplain Shared#fresh fresh}: no
+ * keep-alive is sent for it, and the holder's next new tenure attaches to it, so that tenure costs
+ * one transaction rather than a grant and then a transaction. It is retired (revoked) once a newer
+ * current lease replaces it, once it is no longer fresh (found so by the next call to the registry,
+ * at most {@link #SWEEP_EVERY_NANOS} apart), and at {@link #retireIdle} (the store's close). Any
+ * other shared lease that carries nothing and is in use by no call is retired at once.
+ * Thread-safe; one lock.
  */
 final class SharedLeases {
 
@@ -71,7 +71,7 @@ final class SharedLeases {
     final long seconds;
     int users;
     int hinted;
-    /** Whether a name was ever granted on it here: only such a lease lingers. */
+    /** Whether its latest name left by a release (or is still on it): only such a lease lingers. */
     boolean carried;
     boolean dead;
     private volatile long aliveUntilNanos;
@@ -270,8 +270,11 @@ final class SharedLeases {
     }
   }
 
-  /** Forgets the hints of {@code names} (released, refused, lost); retires leases left carrying nothing. */
-  synchronized void unhint(HolderId holder, Iterable<String> names) {
+  /**
+   * Forgets the hints of {@code names} ({@code released}, else refused or lost); retires leases left
+   * carrying nothing, except that one whose last name was released may linger.
+   */
+  synchronized void unhint(HolderId holder, Iterable<String> names, boolean released) {
     Holder h = holders.get(holder);
     if (h == null) {
       return;
@@ -280,6 +283,7 @@ final class SharedLeases {
       Shared old = h.names.remove(n);
       if (old != null) {
         old.hinted--;
+        old.carried = released;
         retireIfUnused(old);
       }
     }
@@ -314,9 +318,10 @@ final class SharedLeases {
 
   /**
    * Retires {@code s} if it carries nothing and is in use by no call, unless it is the holder's
-   * current lease for its TTL, still fresh, and has carried a name: then it lingers. (A lease
-   * granted for a race that every name lost is retired: a contender that lost usually retries only
-   * after the winner's TTL, when a lingering lease would no longer be fresh.)
+   * current lease for its TTL, still fresh, and its last name was released: then it lingers. (A
+   * lease granted for a race that every name lost, or whose last name was lost or refused, is
+   * retired: such a holder usually tries again only after the winner's TTL, when a lingering lease
+   * would no longer be fresh.)
    */
   private void retireIfUnused(Shared s) {
     if (s.dead || s.users > 0 || s.hinted > 0) {
