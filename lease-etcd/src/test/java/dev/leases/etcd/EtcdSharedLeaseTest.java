@@ -211,12 +211,8 @@ class EtcdSharedLeaseTest {
     HolderId a = HolderId.generate();
     List<String> two = names(2);
     Duration ttl = Duration.ofSeconds(6);
-    s.acquireOrRenew(two.get(0), a, ttl).orElseThrow();
-    long lease = key(two.get(0)).getLease();
-    await("the shared lease runs down on etcd").atMost(Duration.ofSeconds(10))
-        .pollInterval(Duration.ofMillis(100))
-        .until(() -> admin.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT)
-            .get(5, TimeUnit.SECONDS).getTTL() <= 3);
+    long lease = leaseOfGrant(s, two.get(0), a, ttl);
+    awaitRunDown("the shared lease runs down on etcd", lease, 3);
     Instant sent = Instant.now();
     LeaseGrant g = s.acquireOrRenew(two.get(1), a, ttl).orElseThrow();
     assertThat(key(two.get(1)).getLease()).as("the new name joins the holder's shared lease")
@@ -241,8 +237,7 @@ class EtcdSharedLeaseTest {
     HolderId a = HolderId.generate();
     List<String> two = names(2);
     Duration ttl = Duration.ofSeconds(30);
-    s.acquireOrRenew(two.get(0), a, ttl).orElseThrow();
-    long lease = key(two.get(0)).getLease();
+    long lease = leaseOfGrant(s, two.get(0), a, ttl);
     assertThat(s.release(two.get(0), a)).isTrue();
     assertThat(observer.inspect(two.get(0)).status()).as("released while its lease lingers")
         .isEqualTo(LeaseState.Status.FREE);
@@ -273,11 +268,9 @@ class EtcdSharedLeaseTest {
     HolderId a = HolderId.generate();
     List<String> two = names(2);
     Duration ttl = Duration.ofSeconds(4);
-    s.acquireOrRenew(two.get(0), a, ttl).orElseThrow();
-    long lease = key(two.get(0)).getLease();
+    long lease = leaseOfGrant(s, two.get(0), a, ttl);
     assertThat(s.release(two.get(0), a)).isTrue();
-    await("the lingering lease runs down past half its TTL").atMost(Duration.ofSeconds(10))
-        .pollInterval(Duration.ofMillis(100)).until(() -> remainingOnServer(lease) <= 1);
+    awaitRunDown("the lingering lease runs down past half its TTL", lease, 1);
 
     LeaseGrant g = s.acquireOrRenew(two.get(1), a, ttl).orElseThrow();
 
@@ -287,6 +280,19 @@ class EtcdSharedLeaseTest {
     assertThat(remainingOnServer(now)).isGreaterThanOrEqualTo(2);
     await("the old lease is gone").atMost(Duration.ofSeconds(10))
         .until(() -> remainingOnServer(lease) == -1);
+  }
+
+  /** Acquires {@code name}; the etcd lease its key is on. */
+  private static long leaseOfGrant(EtcdLeaseStore s, String name, HolderId a, Duration ttl)
+      throws Exception {
+    s.acquireOrRenew(name, a, ttl).orElseThrow();
+    return key(name).getLease();
+  }
+
+  /** Waits until etcd reports at most {@code seconds} left of {@code lease}. */
+  private static void awaitRunDown(String why, long lease, long seconds) {
+    await(why).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+        .until(() -> remainingOnServer(lease) <= seconds);
   }
 
   /** etcd's remaining TTL of {@code lease} in seconds, -1 once it is gone. */
