@@ -34,6 +34,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.kiwiproject.consul.Consul;
 import org.kiwiproject.consul.ConsulException;
@@ -61,11 +62,17 @@ import org.slf4j.LoggerFactory;
  *   <li><b>The shared session</b> ({@code TTL} = the lease TTL in whole seconds, {@code LockDelay
  *       0s}, {@code Behavior release}, {@code Name} = the holder id, and — for stores built from a
  *       URL — no node health checks; see {@link #builder(Consul)} for the caveat) is created by the
- *       holder's first new tenure and again whenever Consul no longer knows it. It is destroyed
- *       when the last name on it is released (or a new tenure that needed it lost its race), and
- *       on {@link #close()} if no name is left on it; a session that still carries names when the
- *       store closes is left to expire, so that closing never ends a lease earlier than the
- *       holder was promised.
+ *       holder's first new tenure and again whenever Consul no longer knows it. When the last
+ *       name on it is released it <em>lingers</em>, locking nothing and renewed by nobody, so that
+ *       the holder's next new tenure starts on it in one round trip instead of creating a session
+ *       first; a new tenure uses it only while by its last answered renewal (or its creation) at
+ *       least half its TTL is left. A lingering session is destroyed once it is older than that
+ *       (by the next call that would use it, or any call of the store at most a second later:
+ *       it is then replaced), and on {@link #close()}; otherwise Consul invalidates it by its TTL.
+ *       A released name is FREE at once: its key is unlocked, whatever the session does. A session
+ *       that no name was ever granted on (a new tenure that needed it lost its race) is destroyed
+ *       at once. A session that still carries names when the store closes is left to expire, so
+ *       that closing never ends a lease earlier than the holder was promised.
  *   <li><b>Acquire</b> locks the key with the shared session in one transaction:
  *       {@code check-not-exists} (or {@code delete-cas} of the unlocked key at the index just read)
  *       followed by {@code lock}; the key is therefore created afresh by every new tenure. Locking
@@ -80,7 +87,12 @@ import org.slf4j.LoggerFactory;
  *       one transaction, {@code check-session} + {@code lock} with the same session, which
  *       rewrites the key's value (the renewal stamp) without changing its lock. The check comes
  *       after the renewal: a key deleted and then locked by another session is never reported as
- *       renewed.
+ *       renewed. That makes a renewal two round trips, and Consul offers no one-request form: a
+ *       session is extended only by {@code PUT /v1/session/renew}, which resets a timer on the
+ *       leader (outside Raft) and takes no condition, while the transaction API's only session
+ *       operation is {@code delete} and a {@code lock} does not extend the session; sent in
+ *       parallel, the check could be applied before the renewal, and a key taken by another
+ *       holder between the two would be reported renewed.
  *   <li><b>Release</b> is one transaction, {@code check-session} + {@code unlock}, leaving the key
  *       with a "released" record.
  *   <li><b>Batches</b> ({@link #acquireOrRenewAll}, {@link #releaseAll}) renew each session once,
@@ -246,6 +258,9 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
   private final Object creating = new Object();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Object watchLock = new Object();
+  /** When {@link #retireIfStale} next looks at every session ({@link System#nanoTime}). */
+  private final AtomicLong nextSweepNanos = new AtomicLong(System.nanoTime());
+  private static final long SWEEP_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
   private @Nullable ReleaseWatches watches; // guarded by watchLock
 
   /** A holder's claim on one lease name. */
@@ -273,11 +288,31 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
     final Set<String> names = ConcurrentHashMap.newKeySet();
     boolean ended; // guarded by this
     @Nullable Renewal latest; // guarded by this
+    /** Whether a name was ever granted on it: only such a session lingers without names. */
+    volatile boolean carried;
+    /** The session lives at least until then ({@link System#nanoTime}), by its last answered renewal. */
+    volatile long aliveUntilNanos;
 
     Session(String id, @Nullable SessionKey key, Duration ttl) {
       this.id = id;
       this.key = key;
       this.ttl = ttl;
+    }
+
+    /** Consul answered a renewal sent at {@code sentNanos} with {@code granted}. */
+    void renewed(long sentNanos, Duration granted) {
+      long until = sentNanos + granted.toNanos();
+      if (until - aliveUntilNanos > 0) {
+        aliveUntilNanos = until;
+      }
+    }
+
+    /**
+     * Whether a new tenure may start on it while it carries no name: by its last answered renewal
+     * (or its creation) at least half its TTL is left.
+     */
+    boolean fresh() {
+      return aliveUntilNanos - System.nanoTime() >= ttl.toNanos() / 2;
     }
 
     /** Adds {@code batch} unless the session has ended. */
@@ -441,8 +476,9 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
    * <p>Costs: a renewal is a session renewal (or one that another call of this store sent after
    * this call started: concurrent renewals of one session share it) and then one transaction —
    * two round trips, since the check that the key is still locked by the session must follow the
-   * renewal; a new tenure on a live shared session the same renewal and one transaction sent in
-   * parallel — one round trip; a refusal one read more.
+   * renewal; a new tenure on a live shared session (holding other names, or lingering after the
+   * holder's last release) the same renewal and one transaction sent in parallel — one round trip;
+   * without one, a read, the session's creation and the transaction; a refusal one read more.
    *
    * <p>Races: two contenders for a free lease both send their transaction; Consul applies one and
    * rolls the other back (that caller gets empty). The grant's {@code expiresAt} is the time the
@@ -670,6 +706,7 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
             long sentNanos = System.nanoTime();
             long sentMillis = System.currentTimeMillis();
             s = new Session(sessionCreator.create(holder, ttl), k, ttl);
+            s.renewed(sentNanos, ttl);
             synchronized (s) {
               s.latest = new Renewal(sentNanos, sentMillis,
                   CompletableFuture.completedFuture(Optional.of(ttl)));
@@ -677,11 +714,13 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
             shared.put(k, s);
           }
         }
+      } else {
+        retireIfStale(s);
       }
       if (s.attach(names)) {
         return prepareRenewal(s, started);
       }
-      shared.remove(k, s); // ended (destroyed or invalidated): make a new one
+      shared.remove(k, s); // ended (destroyed, invalidated or stale): make a new one
     }
     throw sessionKeptEnding(ttl);
   }
@@ -720,6 +759,7 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
       return Optional.empty();
     }
     s.ttl = answer.get();
+    s.renewed(p.renewal().sentNanos(), answer.get());
     return Optional.of(new Renewed(s, p.renewal().sentMillis(), answer.get()));
   }
 
@@ -771,8 +811,10 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
   }
 
   /**
-   * Ends {@code t}'s tenure here; with {@code destroyIfEmpty}, destroys the store's own session
-   * once no name is left on it (after a release, or a failed last attempt to start a tenure).
+   * Ends {@code t}'s tenure here; with {@code destroyIfEmpty}, once no name is left on the store's
+   * own session (after a release, or a failed last attempt to start a tenure), leaves it lingering
+   * for the holder's next tenure if a name was granted on it and it is {@linkplain Session#fresh
+   * fresh}, else destroys it.
    */
   private void detach(Tenant t, Tenure tenure, boolean destroyIfEmpty) {
     tenures.remove(t, tenure);
@@ -783,7 +825,8 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
       if (now == null || now.session() != s) {
         s.names.remove(t.name());
       }
-      if (destroyIfEmpty && s.key != null && s.names.isEmpty() && !s.ended) {
+      if (destroyIfEmpty && s.key != null && s.names.isEmpty() && !s.ended
+          && !(s.carried && s.fresh())) {
         s.ended = true;
         destroy = true;
       }
@@ -791,6 +834,41 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
     if (destroy) {
       shared.remove(s.key, s);
       destroyQuietly(s.id);
+    }
+  }
+
+  /**
+   * Destroys {@code s}, in the background, if it lingers without names and is no longer fresh: the
+   * caller then makes a new one. Also looks, at most once a second, for other such sessions
+   * (holders that have not come back), so that none stays in this store's memory.
+   */
+  private void retireIfStale(Session s) {
+    retireStale(s);
+    long now = System.nanoTime();
+    long due = nextSweepNanos.get();
+    if (now - due >= 0 && nextSweepNanos.compareAndSet(due, now + SWEEP_EVERY_NANOS)) {
+      for (Session other : shared.values()) {
+        retireStale(other);
+      }
+    }
+  }
+
+  private void retireStale(Session s) {
+    if (s.key == null) {
+      return;
+    }
+    synchronized (s) {
+      if (s.ended || !s.names.isEmpty() || s.fresh()) {
+        return;
+      }
+      s.ended = true;
+    }
+    shared.remove(s.key, s);
+    if (calls.fork(() -> {
+      destroyQuietly(s.id);
+      return null;
+    }) == null) {
+      log.debug("no thread free to destroy stale session {}; it ends by its TTL", s.id);
     }
   }
 
@@ -1495,6 +1573,7 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
 
   /** A grant that lasts the session's TTL from when the renewal it rests on was sent. */
   private static LeaseGrant grant(Tenant t, long token, Renewed r) {
+    r.session().carried = true;
     return new LeaseGrant(t.name(), t.holder(), token,
         Instant.ofEpochMilli(r.sentMillis()).plus(r.ttl()), r.ttl());
   }

@@ -31,6 +31,9 @@ final class CountingHttpProxy implements AutoCloseable {
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong bytes = new AtomicLong();
   private final AtomicLong changedAnswers = new AtomicLong();
+  private final Map<String, AtomicLong> kinds = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Runnable> hooks = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, AtomicLong> answered = new java.util.concurrent.ConcurrentHashMap<>();
   private final java.util.concurrent.atomic.AtomicInteger inFlight =
       new java.util.concurrent.atomic.AtomicInteger();
   private final java.util.concurrent.atomic.AtomicInteger maxInFlight =
@@ -60,6 +63,36 @@ final class CountingHttpProxy implements AutoCloseable {
     return changedAnswers.get();
   }
 
+  /**
+   * Requests forwarded since the last call, by kind: the method and the first three segments of
+   * the path ({@code PUT /v1/session/renew}, {@code PUT /v1/txn}, {@code GET /v1/kv/leases}).
+   */
+  Map<String, Long> kindsAndReset() {
+    Map<String, Long> m = new java.util.TreeMap<>();
+    kinds.forEach((k, v) -> m.put(k, v.getAndSet(0)));
+    m.values().removeIf(v -> v == 0);
+    return m;
+  }
+
+  /**
+   * Runs {@code hook} (once, on the proxy's thread) before forwarding the next request of
+   * {@code kind} (see {@link #kindsAndReset}); the request waits for it. Other requests go on.
+   */
+  void beforeNext(String kind, Runnable hook) {
+    hooks.put(kind, hook);
+  }
+
+  /** Requests of {@code kind} answered so far (their answer forwarded to the client). */
+  long answered(String kind) {
+    AtomicLong n = answered.get(kind);
+    return n == null ? 0 : n.get();
+  }
+
+  private static String kind(String method, String path) {
+    String[] parts = path.split("/", 5);
+    return method + " " + String.join("/", java.util.Arrays.copyOf(parts, Math.min(4, parts.length)));
+  }
+
   /** Bytes of the answers forwarded so far (bodies only). */
   long answerBytes() {
     return bytes.get();
@@ -84,6 +117,12 @@ final class CountingHttpProxy implements AutoCloseable {
 
   private void forward(HttpExchange ex) throws IOException {
     requests.incrementAndGet();
+    String kind = kind(ex.getRequestMethod(), ex.getRequestURI().getPath());
+    kinds.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
+    Runnable hook = hooks.remove(kind);
+    if (hook != null) {
+      hook.run();
+    }
     maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
     try (ex) {
       HttpURLConnection c = (HttpURLConnection) new URL(target + ex.getRequestURI()).openConnection();
@@ -117,6 +156,7 @@ final class CountingHttpProxy implements AutoCloseable {
         ex.getResponseBody().write(answer);
       }
       bytes.addAndGet(answer.length);
+      answered.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
       String asked = queryIndex(ex.getRequestURI().getRawQuery());
       String answered = c.getHeaderField("X-Consul-Index");
       if (asked != null && answered != null && !asked.equals(answered.trim())) {

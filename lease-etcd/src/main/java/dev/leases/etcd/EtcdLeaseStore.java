@@ -100,9 +100,17 @@ import org.slf4j.LoggerFactory;
  * live and die together. Revoking it (by hand, or etcd expiring it because no renewal of any of
  * them landed) deletes every key on it at once, and their next grants are new tenures with larger
  * tokens. Conversely a name its holder stops renewing, but does not release, stays held as long as
- * the holder renews any other name on the same etcd lease: release names you give up. A shared
- * etcd lease that carries no name of this store any more (all released, refused or lost) is
- * revoked. Stores, and holders, do not share etcd leases with each other.
+ * the holder renews any other name on the same etcd lease: release names you give up.
+ * <em>Lingering:</em> the holder's current shared etcd lease stays in etcd after the last name on
+ * it was released (or refused), carrying no key and kept alive by nobody, so that the holder's next
+ * new tenure attaches to it: one transaction (with its keep-alive sent in parallel) instead of a
+ * grant and then a transaction. It is used so only while by its last answered keep-alive at least
+ * half its TTL is left; after that, when a newer shared lease replaces it, and on {@link #close()}
+ * it is revoked (otherwise etcd expires it by its TTL). A lingering lease holds nothing: a released
+ * name is FREE at once (its key is deleted). Other shared etcd leases that carry no name of this
+ * store (one replaced, one whose last name was refused or lost rather than released, one granted
+ * for a race that every name lost) are revoked at once. Stores, and holders, do not share etcd
+ * leases with each other.
  *
  * <p><b>TTL granularity.</b> etcd leases have whole-second TTLs: a requested TTL is rounded up to
  * whole seconds, and the server raises a TTL below its minimum (about 1.5 x the election timeout,
@@ -207,6 +215,8 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
   private final KeyLayout keys;
   private final Calls calls;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** Set just before {@link #close()} closes a client this store built: nothing is sent after. */
+  private volatile boolean clientClosed;
   private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
   private final Set<CompletableFuture<?>> pendingRevokes = ConcurrentHashMap.newKeySet();
   private final SharedLeases shared;
@@ -265,8 +275,10 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
    * Acquires {@code name} for {@code holder}, or renews it if {@code holder} has it: a one-name
    * {@link #acquireOrRenewAll}, without the refusal's explanation. A renewal of a name this store
    * put on the holder's shared etcd lease costs a keep-alive (coalesced with concurrent renewals of
-   * the same holder) and then one read; a fresh acquire costs one transaction, sent together with a
-   * keep-alive of the shared lease. See the class comment for what each step proves.
+   * the same holder) and then one read; a fresh acquire by a holder with a fresh shared lease
+   * (holding other names, or lingering after its last release) costs one transaction, sent together
+   * with a keep-alive of the shared lease; without one, a read, a grant and the transaction. See the
+   * class comment for what each step proves.
    */
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
@@ -388,7 +400,7 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
         c.unhints.addAll(refused.keySet());
       }
       shared.hintAll(c.hints);
-      shared.unhint(holder, c.unhints);
+      shared.unhint(holder, c.unhints, false);
       return results;
     } finally {
       shared.done(c.used);
@@ -761,7 +773,8 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
 
   /**
    * Releases {@code name} if {@code holder} has it: a one-name {@link #releaseAll}. The shared etcd
-   * lease stays (other names may be on it); once this store has no name on it, it is revoked.
+   * lease stays (other names may be on it); once this store has no name on it, it lingers for the
+   * holder's next acquire, unkept, as the class comment says.
    */
   @Override
   public boolean release(String name, HolderId holder) {
@@ -827,7 +840,7 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
             || (last != null && last.getValue().equals(releasedValues.get(i))));
       }
     }
-    shared.unhint(holder, names);
+    shared.unhint(holder, names, true);
     return results;
   }
 
@@ -995,9 +1008,10 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
   }
 
   /**
-   * Closes the watches and, if this store built its client, the client (after waiting up to 1 s for
-   * background revocations of released etcd leases). Leases stay in etcd until they are released or
-   * expire. Idempotent.
+   * Closes the watches, revokes the shared etcd leases that carry no name (those lingering after
+   * their last release, see the class comment) and, if this store built its client, closes the
+   * client. It waits up to 1 s for the background revocations. Leases that carry names stay in etcd
+   * until they are released or expire. Idempotent.
    */
   @Override
   public void close() {
@@ -1012,19 +1026,21 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
         log.debug("closing a watch failed", e);
       }
     }
-    if (ownsClient) {
-      CompletableFuture<?>[] pending = pendingRevokes.toArray(CompletableFuture<?>[]::new);
-      if (pending.length > 0) {
-        long waitMs = Math.min(calls.timeout().toMillis(), CLOSE_REVOKE_WAIT.toMillis());
-        try {
-          CompletableFuture.allOf(pending).get(waitMs, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-          log.debug("closing with {} etcd lease revocation(s) unfinished; they expire by their TTL",
-              pending.length);
-        }
+    shared.retireIdle();
+    CompletableFuture<?>[] pending = pendingRevokes.toArray(CompletableFuture<?>[]::new);
+    if (pending.length > 0) {
+      long waitMs = Math.min(calls.timeout().toMillis(), CLOSE_REVOKE_WAIT.toMillis());
+      try {
+        CompletableFuture.allOf(pending).get(waitMs, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | TimeoutException e) {
+        log.debug("closing with {} etcd lease revocation(s) unfinished; they expire by their TTL",
+            pending.length);
       }
+    }
+    if (ownsClient) {
+      clientClosed = true;
       client.close();
     }
   }
@@ -1121,7 +1137,7 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
    * leave its etcd lease behind.
    */
   private void revokeLater(long leaseId) {
-    if (closed.get()) {
+    if (clientClosed) {
       return;
     }
     try {

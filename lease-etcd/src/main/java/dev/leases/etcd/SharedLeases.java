@@ -6,6 +6,7 @@ import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -26,8 +27,14 @@ import org.jspecify.annotations.Nullable;
  * cost one keep-alive per round trip, and every grant's expiry is still measured from a keep-alive
  * sent after its call began.
  *
- * <p>A shared lease that carries no hinted name and is in use by no call is retired (revoked): after
- * the last release, after a race lost by every name, after a refusal. Thread-safe; one lock.
+ * <p>A shared lease whose last name was released, and that is in use by no call, <em>lingers</em>
+ * while it is the holder's current one for its TTL and {@linkplain Shared#fresh fresh}: no
+ * keep-alive is sent for it, and the holder's next new tenure attaches to it, so that tenure costs
+ * one transaction rather than a grant and then a transaction. It is retired (revoked) once a newer
+ * current lease replaces it, once it is no longer fresh (found so by the next call to the registry,
+ * at most {@link #SWEEP_EVERY_NANOS} apart), and at {@link #retireIdle} (the store's close). Any
+ * other shared lease that carries nothing and is in use by no call is retired at once.
+ * Thread-safe; one lock.
  */
 final class SharedLeases {
 
@@ -35,6 +42,12 @@ final class SharedLeases {
   private final Duration callTimeout;
   private final LongConsumer revoke;
   private final Map<HolderId, Holder> holders = new HashMap<>();
+  /** Current leases that carry nothing and are in use by no call, oldest first. */
+  private final Set<Shared> idle = new LinkedHashSet<>();
+  private long nextSweepNanos = System.nanoTime();
+
+  /** How often, at most, lingering leases are checked for freshness (on the next call). */
+  static final long SWEEP_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /**
    * @param revoke revokes an etcd lease in the background, best effort
@@ -58,6 +71,8 @@ final class SharedLeases {
     final long seconds;
     int users;
     int hinted;
+    /** Whether its latest name left by a release (or is still on it): only such a lease lingers. */
+    boolean carried;
     boolean dead;
     private volatile long aliveUntilNanos;
     private @Nullable KeepAlive inFlight; // guarded by this
@@ -143,6 +158,7 @@ final class SharedLeases {
    * use by the call that collects {@code used} until {@link #done}.
    */
   synchronized @Nullable Shared useCurrent(HolderId holder, long seconds, Set<Shared> used) {
+    sweep();
     Holder h = holders.get(holder);
     Shared s = h == null ? null : h.current.get(seconds);
     if (s == null || s.dead || !s.fresh()) {
@@ -152,12 +168,37 @@ final class SharedLeases {
     return s;
   }
 
+  /** Retires lingering leases that are no longer fresh, at most every {@link #SWEEP_EVERY_NANOS}. */
+  private void sweep() {
+    long now = System.nanoTime();
+    if (now - nextSweepNanos < 0) {
+      return;
+    }
+    nextSweepNanos = now + SWEEP_EVERY_NANOS;
+    for (Shared s : List.copyOf(idle)) {
+      if (!s.fresh()) {
+        retire(s);
+      }
+    }
+  }
+
+  /**
+   * Retires (revokes) every lingering lease, for the store's close; leases that carry names or are
+   * in use stay (they expire by their TTL unless renewed).
+   */
+  synchronized void retireIdle() {
+    for (Shared s : List.copyOf(idle)) {
+      retire(s);
+    }
+  }
+
   /**
    * Installs a lease just granted as the holder's current one for {@code seconds}, in use. If another
    * call installed a fresh one meanwhile, that one is used and {@code id} revoked.
    */
   synchronized Shared install(HolderId holder, long seconds, long id, long sentNanos, long ttl,
       Set<Shared> used) {
+    sweep();
     Holder h = holders.computeIfAbsent(holder, k -> new Holder());
     Shared s = h.current.get(seconds);
     if (s != null && !s.dead && s.fresh()) {
@@ -192,9 +233,10 @@ final class SharedLeases {
     return out;
   }
 
-  private static void use(Shared s, Set<Shared> used) {
+  private void use(Shared s, Set<Shared> used) {
     if (used.add(s)) {
       s.users++;
+      idle.remove(s);
     }
   }
 
@@ -219,6 +261,8 @@ final class SharedLeases {
     Shared old = h.names.put(name, s);
     if (old != s) {
       s.hinted++;
+      s.carried = true;
+      idle.remove(s);
       if (old != null) {
         old.hinted--;
         retireIfUnused(old);
@@ -226,8 +270,11 @@ final class SharedLeases {
     }
   }
 
-  /** Forgets the hints of {@code names} (released, refused, lost); retires leases left carrying nothing. */
-  synchronized void unhint(HolderId holder, Iterable<String> names) {
+  /**
+   * Forgets the hints of {@code names} ({@code released}, else refused or lost); retires leases left
+   * carrying nothing, except that one whose last name was released may linger.
+   */
+  synchronized void unhint(HolderId holder, Iterable<String> names, boolean released) {
     Holder h = holders.get(holder);
     if (h == null) {
       return;
@@ -236,6 +283,7 @@ final class SharedLeases {
       Shared old = h.names.remove(n);
       if (old != null) {
         old.hinted--;
+        old.carried = released;
         retireIfUnused(old);
       }
     }
@@ -251,6 +299,7 @@ final class SharedLeases {
       return;
     }
     s.dead = true;
+    idle.remove(s);
     Holder h = holders.get(s.holder);
     if (h == null) {
       return;
@@ -267,11 +316,28 @@ final class SharedLeases {
     forgetIfEmpty(s.holder, h);
   }
 
+  /**
+   * Retires {@code s} if it carries nothing and is in use by no call, unless it is the holder's
+   * current lease for its TTL, still fresh, and its last name was released: then it lingers. (A
+   * lease granted for a race that every name lost, or whose last name was lost or refused, is
+   * retired: such a holder usually tries again only after the winner's TTL, when a lingering lease
+   * would no longer be fresh.)
+   */
   private void retireIfUnused(Shared s) {
     if (s.dead || s.users > 0 || s.hinted > 0) {
       return;
     }
+    Holder h = holders.get(s.holder);
+    if (s.carried && h != null && h.current.get(s.seconds) == s && s.fresh()) {
+      idle.add(s);
+      return;
+    }
+    retire(s);
+  }
+
+  private void retire(Shared s) {
     s.dead = true;
+    idle.remove(s);
     Holder h = holders.get(s.holder);
     if (h != null) {
       h.current.remove(s.seconds, s);

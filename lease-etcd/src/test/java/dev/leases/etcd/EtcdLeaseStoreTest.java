@@ -264,8 +264,12 @@ class EtcdLeaseStoreTest {
         });
     // the winner's own store: another store of the same holder does not know which of its names
     // share that etcd lease, so it releases the key and leaves the lease to its TTL
-    assertThat(storeOf.get(grants.get(0).holder()).release(n, grants.get(0).holder())).isTrue();
-    await("the released shared etcd lease, which carries nothing else, is revoked").atMost(Duration.ofSeconds(10))
+    LeaseStore winner = storeOf.get(grants.get(0).holder());
+    assertThat(winner.release(n, grants.get(0).holder())).isTrue();
+    assertThat(serverLeaseIds()).as("the released shared etcd lease lingers, carrying nothing,"
+        + " for the holder's next acquire").contains(winnerLease);
+    winner.close();
+    await("closing the store revokes the lingering etcd lease").atMost(Duration.ofSeconds(10))
         .until(() -> !serverLeaseIds().contains(winnerLease));
   }
 

@@ -211,12 +211,8 @@ class EtcdSharedLeaseTest {
     HolderId a = HolderId.generate();
     List<String> two = names(2);
     Duration ttl = Duration.ofSeconds(6);
-    s.acquireOrRenew(two.get(0), a, ttl).orElseThrow();
-    long lease = key(two.get(0)).getLease();
-    await("the shared lease runs down on etcd").atMost(Duration.ofSeconds(10))
-        .pollInterval(Duration.ofMillis(100))
-        .until(() -> admin.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT)
-            .get(5, TimeUnit.SECONDS).getTTL() <= 3);
+    long lease = leaseOfGrant(s, two.get(0), a, ttl);
+    awaitRunDown("the shared lease runs down on etcd", lease, 3);
     Instant sent = Instant.now();
     LeaseGrant g = s.acquireOrRenew(two.get(1), a, ttl).orElseThrow();
     assertThat(key(two.get(1)).getLease()).as("the new name joins the holder's shared lease")
@@ -226,6 +222,83 @@ class EtcdSharedLeaseTest {
     assertThat(admin.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT).get(5, TimeUnit.SECONDS)
         .getTTL()).as("etcd's remaining TTL right after the acquire: a keep-alive sent with it"
             + " reset the shared lease").isGreaterThanOrEqualTo(4);
+  }
+
+  /**
+   * After the holder's last release its shared lease lingers, unkept: the holder's next fresh
+   * acquire is one transaction on it (and a keep-alive sent in parallel), no read and no grant.
+   * Meanwhile the released name is FREE and its key gone; closing the store revokes the lease.
+   */
+  @Test
+  void aFreshAcquireAfterTheLastReleaseIsOneTransactionOnTheLingeringLease() throws Exception {
+    CountingInterceptor counter = new CountingInterceptor();
+    EtcdLeaseStore s = countedStore(counter);
+    EtcdLeaseStore observer = store();
+    HolderId a = HolderId.generate();
+    List<String> two = names(2);
+    Duration ttl = Duration.ofSeconds(30);
+    long lease = leaseOfGrant(s, two.get(0), a, ttl);
+    assertThat(s.release(two.get(0), a)).isTrue();
+    assertThat(observer.inspect(two.get(0)).status()).as("released while its lease lingers")
+        .isEqualTo(LeaseState.Status.FREE);
+    assertThat(key(two.get(0))).as("the released name's key").isNull();
+    assertThat(remainingOnServer(lease)).as("the lingering shared lease").isPositive();
+    counter.snapshotAndReset();
+
+    LeaseGrant g = s.acquireOrRenew(two.get(1), a, ttl).orElseThrow();
+
+    assertThat(counter.snapshotAndReset()).as("requests of a fresh acquire after the last release")
+        .isEqualTo(Map.of("Txn", 1L, "LeaseKeepAlive", 1L));
+    assertThat(key(two.get(1)).getLease()).as("on the lingering lease").isEqualTo(lease);
+    assertThat(g.ttl()).isEqualTo(ttl);
+    assertThat(s.release(two.get(1), a)).isTrue();
+    s.close();
+    await("closing the store revokes the lingering lease").atMost(Duration.ofSeconds(10))
+        .until(() -> remainingOnServer(lease) == -1);
+  }
+
+  /**
+   * A lingering lease is reused only while at least half its TTL is left by its last keep-alive:
+   * after that the next acquire gets a new shared lease (with the full TTL) and the old one is
+   * revoked, or expires.
+   */
+  @Test
+  void aLingeringLeasePastHalfItsTtlIsReplaced() throws Exception {
+    EtcdLeaseStore s = store();
+    HolderId a = HolderId.generate();
+    List<String> two = names(2);
+    Duration ttl = Duration.ofSeconds(4);
+    long lease = leaseOfGrant(s, two.get(0), a, ttl);
+    assertThat(s.release(two.get(0), a)).isTrue();
+    awaitRunDown("the lingering lease runs down past half its TTL", lease, 1);
+
+    LeaseGrant g = s.acquireOrRenew(two.get(1), a, ttl).orElseThrow();
+
+    long now = key(two.get(1)).getLease();
+    assertThat(now).as("a new shared lease").isNotEqualTo(lease);
+    assertThat(g.ttl()).isEqualTo(ttl);
+    assertThat(remainingOnServer(now)).isGreaterThanOrEqualTo(2);
+    await("the old lease is gone").atMost(Duration.ofSeconds(10))
+        .until(() -> remainingOnServer(lease) == -1);
+  }
+
+  /** Acquires {@code name}; the etcd lease its key is on. */
+  private static long leaseOfGrant(EtcdLeaseStore s, String name, HolderId a, Duration ttl)
+      throws Exception {
+    s.acquireOrRenew(name, a, ttl).orElseThrow();
+    return key(name).getLease();
+  }
+
+  /** Waits until etcd reports at most {@code seconds} left of {@code lease}. */
+  private static void awaitRunDown(String why, long lease, long seconds) {
+    await(why).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+        .until(() -> remainingOnServer(lease) <= seconds);
+  }
+
+  /** etcd's remaining TTL of {@code lease} in seconds, -1 once it is gone. */
+  private static long remainingOnServer(long lease) throws Exception {
+    return admin.getLeaseClient().timeToLive(lease, LeaseOption.DEFAULT).get(5, TimeUnit.SECONDS)
+        .getTTL();
   }
 
   /** Concurrent renewals of one holder's names share keep-alives (one in flight, one queued). */
