@@ -76,7 +76,7 @@ public abstract class LeaseListingTck {
   }
 
   @Test
-  public void heldNamesOfAnyHolderAreListedInCodePointOrder() {
+  void heldNamesOfAnyHolderAreListedInCodePointOrder() {
     String p = prefix();
     // "B" before "a" (no locale collation); U+FF5E before U+1F600 (code points, not UTF-16 units)
     List<String> expected = List.of(p + "B", p + "a", p + "a\uFF5E", p + "a\uD83D\uDE00", p + "b");
@@ -88,7 +88,7 @@ public abstract class LeaseListingTck {
   }
 
   @Test
-  public void theLimitKeepsTheSmallestNames() {
+  void theLimitKeepsTheSmallestNames() {
     String p = prefix();
     List<String> names = List.of(p + "1", p + "2", p + "3", p + "4", p + "5");
     LeaseStore s = store();
@@ -99,7 +99,7 @@ public abstract class LeaseListingTck {
   }
 
   @Test
-  public void thePrefixIsLiteralText() {
+  void thePrefixIsLiteralText() {
     String p = prefix();
     List<String> hostile = List.of("%x", "_x", "*x", "?x", "[x]", "\\x", "'x", "\"x", ".x", "x");
     LeaseStore s = store();
@@ -114,7 +114,7 @@ public abstract class LeaseListingTck {
   }
 
   @Test
-  public void aNameEqualToThePrefixIsListedWithTheNamesBelowIt() {
+  void aNameEqualToThePrefixIsListedWithTheNamesBelowIt() {
     String p = prefix();
     LeaseStore s = store();
     hold(s, List.of(p + "job", p + "job/1", p + "jo", p + "jobs"));
@@ -123,7 +123,7 @@ public abstract class LeaseListingTck {
   }
 
   @Test
-  public void namesNeverGrantedAreNotListed() {
+  void namesNeverGrantedAreNotListed() {
     String p = prefix();
     LeaseStore s = store();
     s.token(p + "never"); // a read leaves no name behind
@@ -132,7 +132,7 @@ public abstract class LeaseListingTck {
   }
 
   @Test
-  public void aReleasedNameMayStayListedButTheHeldOnesAre() {
+  void aReleasedNameMayStayListedButTheHeldOnesAre() {
     String p = prefix();
     LeaseStore s = store();
     HolderId holder = HolderId.generate();
@@ -144,7 +144,7 @@ public abstract class LeaseListingTck {
   }
 
   @Test
-  public void anEmptyPrefixListsEveryNameUpToTheLimitInOrder() {
+  void anEmptyPrefixListsEveryNameUpToTheLimitInOrder() {
     String p = prefix();
     LeaseStore s = store();
     hold(s, List.of(p + "x"));
@@ -154,7 +154,7 @@ public abstract class LeaseListingTck {
   }
 
   @Test
-  public void badArgumentsAreRefusedWithWhatToChange() {
+  void badArgumentsAreRefusedWithWhatToChange() {
     LeaseListing l = listing(store());
     assertThatThrownBy(() -> l.names("a", 0)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("1 to " + LeaseListing.MAX_LIMIT);
@@ -175,7 +175,7 @@ public abstract class LeaseListingTck {
   }
 
   @Test
-  public void aClosedStoreRefusesToList() {
+  void aClosedStoreRefusesToList() {
     LeaseStore s = newStore();
     s.close();
     assertThatThrownBy(() -> listing(s).names("", 10)).isInstanceOf(LeaseStoreClosedException.class);
