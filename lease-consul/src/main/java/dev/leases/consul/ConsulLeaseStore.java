@@ -1439,7 +1439,10 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
    * {@link ConsulPolicies.Access#OBSERVER} and {@link ConsulPolicies.Access#HOLDER} both grant.
    * Consul leaves the keys a token may not read out of a listing rather than refusing it, so an
    * empty answer is checked by a read of one key under the prefix: a token without read there
-   * throws {@link ConsulAccessDeniedException} instead of listing nothing. On servers with
+   * throws {@link ConsulAccessDeniedException} instead of listing nothing. A token that may read
+   * only part of the prefix (a narrower {@code key_prefix} rule, or a {@code deny} below it) gets
+   * the names it may read, without an error: Consul marks such an answer only with the
+   * {@code X-Consul-Results-Filtered-By-ACLs} header, which this call does not read. On servers with
    * {@code acl.enable_key_list_policy = true} the listing itself needs {@code list} (which
    * includes read) on {@code <keyPrefix>/}; {@code write} includes it, {@code read} does not.
    */

@@ -840,7 +840,13 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
             || (last != null && last.getValue().equals(releasedValues.get(i))));
       }
     }
-    shared.unhint(holder, names, true);
+    // only a name actually released leaves its shared lease lingering for the next acquire; one
+    // found lost (its key gone or another holder's) retires the lease if nothing else is on it
+    List<String> released = new ArrayList<>();
+    List<String> notReleased = new ArrayList<>();
+    results.forEach((n, ok) -> (ok ? released : notReleased).add(n));
+    shared.unhint(holder, notReleased, false);
+    shared.unhint(holder, released, true);
     return results;
   }
 

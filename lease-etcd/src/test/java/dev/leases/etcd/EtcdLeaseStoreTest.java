@@ -419,6 +419,33 @@ class EtcdLeaseStoreTest {
         .hasValueSatisfying(g -> assertThat(g.token()).isEqualTo(gb.get().token()));
   }
 
+  /**
+   * A release that finds the name taken by another holder (its key deleted by hand, then granted to
+   * B) returns false and does not leave the holder's etcd lease lingering: only a release that
+   * released something does (so that its next acquire is one transaction).
+   */
+  @Test
+  void aReleaseOfANameAlreadyLostRevokesTheEtcdLeaseInsteadOfLeavingItLingering() throws Exception {
+    EtcdLeaseStore sa = store();
+    EtcdLeaseStore sb = store();
+    String n = name();
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    LeaseGrant ga = sa.acquireOrRenew(n, a, Duration.ofSeconds(10)).orElseThrow();
+    long leaseA = leaseIdOf(prefix, n);
+    admin.getKVClient().delete(new KeyLayout(prefix).leaseKey(n)).get(10, TimeUnit.SECONDS);
+    LeaseGrant gb = sb.acquireOrRenew(n, b, Duration.ofSeconds(10)).orElseThrow();
+    assertThat(gb.token()).isGreaterThan(ga.token());
+
+    assertThat(sa.release(n, a)).as("A's release after B's grant").isFalse();
+
+    await("A's etcd lease, which carries nothing, is revoked").atMost(Duration.ofSeconds(10))
+        .until(() -> admin.getLeaseClient().timeToLive(leaseA, LeaseOption.DEFAULT)
+            .get(5, TimeUnit.SECONDS).getTTL() == -1);
+    assertThat(sb.inspect(n)).isInstanceOfSatisfying(LeaseState.Held.class,
+        h -> assertThat(h.holder()).isEqualTo(b));
+  }
+
   /** {@code client} with a lease client that runs (once) the armed hook before a keep-alive. */
   private static Client hookBeforeKeepAlive(Client client, AtomicReference<Runnable> hook) {
     Lease leases = client.getLeaseClient();
