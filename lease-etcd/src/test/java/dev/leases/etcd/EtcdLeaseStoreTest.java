@@ -431,7 +431,8 @@ class EtcdLeaseStoreTest {
     String n = name();
     HolderId a = HolderId.generate();
     HolderId b = HolderId.generate();
-    LeaseGrant ga = sa.acquireOrRenew(n, a, Duration.ofSeconds(10)).orElseThrow();
+    // 30 s: etcd expiring the unkept lease on its own cannot pass for the revocation awaited below
+    LeaseGrant ga = sa.acquireOrRenew(n, a, Duration.ofSeconds(30)).orElseThrow();
     long leaseA = leaseIdOf(prefix, n);
     admin.getKVClient().delete(new KeyLayout(prefix).leaseKey(n)).get(10, TimeUnit.SECONDS);
     LeaseGrant gb = sb.acquireOrRenew(n, b, Duration.ofSeconds(10)).orElseThrow();
