@@ -27,8 +27,12 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -52,6 +56,14 @@ final class Calls {
 
   /** How messages name the endpoints of a client someone else built. */
   static final String CLIENT_ENDPOINTS = "the client's endpoints";
+
+  /** How many threads run the calls and callbacks of a client built from endpoints. */
+  static final int OWN_THREADS = 4;
+
+  /** The names of those threads begin with this, then the client's number and the thread's. */
+  static final String OWN_THREAD_PREFIX = "leases-etcd-grpc-";
+
+  private static final AtomicInteger OWN_POOLS = new AtomicInteger();
 
   private final Duration timeout;
   private final BooleanSupplier closed;
@@ -89,14 +101,21 @@ final class Calls {
    * (the caller retries within its budget), and no waiting for a ready connection, so refused
    * connections and failed TLS handshakes fail at once.
    *
+   * <p>jetcd's own tasks and every call's gRPC callbacks run on {@code threads} (see
+   * {@link #ownThreads}), not on jetcd's and gRPC's unbounded cached pools, so the thread count does
+   * not grow with the number of calls in flight. Nothing the store runs there blocks: callers wait
+   * on their futures on their own threads, and callbacks only record an answer or send the next
+   * call. The caller shuts {@code threads} down after closing the client (jetcd does not).
+   *
    * @param user null for no authentication; else with {@code password}
    * @param ssl null for plaintext
    */
   static Client ownClient(List<URI> endpoints, Duration callTimeout, @Nullable String user,
-      byte @Nullable [] password, @Nullable SslContext ssl) {
+      byte @Nullable [] password, @Nullable SslContext ssl, ExecutorService threads) {
     ClientBuilder b = Client.builder()
         .endpoints(endpoints.toArray(URI[]::new))
-        .interceptor(new DeadlineInterceptor(callTimeout))
+        .executorService(threads)
+        .interceptor(new DeadlineInterceptor(callTimeout), new ExecutorInterceptor(threads))
         .connectTimeout(callTimeout)
         .retryMaxAttempts(0) // the caller retries itself, within callTimeout
         .waitForReady(false); // fail at once when no member accepts connections
@@ -107,6 +126,21 @@ final class Calls {
       b.sslContext(ssl);
     }
     return b.build();
+  }
+
+  /**
+   * A fixed pool of {@value #OWN_THREADS} daemon threads named {@value #OWN_THREAD_PREFIX}{@code
+   * <client>-<thread>} for one client built from endpoints; its queue is unbounded, so submitting
+   * never blocks or fails while it runs.
+   */
+  static ExecutorService ownThreads() {
+    int pool = OWN_POOLS.incrementAndGet();
+    AtomicInteger thread = new AtomicInteger();
+    return Executors.newFixedThreadPool(OWN_THREADS, r -> {
+      Thread t = new Thread(r, OWN_THREAD_PREFIX + pool + "-" + thread.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   /** How messages name {@code endpoints}. */
@@ -415,6 +449,24 @@ final class Calls {
       }
     }
     return null;
+  }
+
+  /**
+   * Runs every call's callbacks (and its call credentials' work) on {@code executor} instead of the
+   * channel's default executor, an unbounded cached pool.
+   */
+  static final class ExecutorInterceptor implements ClientInterceptor {
+    private final Executor executor;
+
+    ExecutorInterceptor(Executor executor) {
+      this.executor = executor;
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> interceptCall(MethodDescriptor<ReqT, RespT> method,
+        CallOptions options, Channel next) {
+      return next.newCall(method, options.withExecutor(executor));
+    }
   }
 
   /**

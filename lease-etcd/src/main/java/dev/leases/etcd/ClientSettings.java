@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ExecutorService;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -118,7 +119,7 @@ final class ClientSettings {
   Opened open() {
     KeyLayout layout = new KeyLayout(keyPrefix);
     if (client != null) {
-      return new Opened(client, false, layout, callTimeout, Calls.CLIENT_ENDPOINTS, null);
+      return new Opened(client, null, layout, callTimeout, Calls.CLIENT_ENDPOINTS, null);
     }
     boolean https = "https".equalsIgnoreCase(endpoints.get(0).getScheme());
     for (URI e : endpoints) {
@@ -132,8 +133,15 @@ final class ClientSettings {
           + Calls.describe(endpoints) + "); use https://host:port");
     }
     SslContext ssl = https ? sslContext() : null;
-    return new Opened(Calls.ownClient(endpoints, callTimeout, user, password, ssl), true, layout,
-        callTimeout, Calls.describe(endpoints), user);
+    ExecutorService threads = Calls.ownThreads();
+    Client own;
+    try {
+      own = Calls.ownClient(endpoints, callTimeout, user, password, ssl, threads);
+    } catch (RuntimeException e) {
+      threads.shutdown();
+      throw e;
+    }
+    return new Opened(own, threads, layout, callTimeout, Calls.describe(endpoints), user);
   }
 
   private SslContext sslContext() {
@@ -155,11 +163,32 @@ final class ClientSettings {
   }
 
   /**
-   * @param owned whether the client was built here (and is to be closed with its user)
+   * @param threads the threads of a client built here (see {@link Calls#ownClient}); null for a
+   *     caller's client
    * @param endpoints how messages name the endpoints
    * @param user the etcd user this client authenticates as; null if none or unknown (a caller's
    *     client)
    */
-  record Opened(Client client, boolean owned, KeyLayout keys, Duration callTimeout,
-      String endpoints, @Nullable String user) {}
+  record Opened(Client client, @Nullable ExecutorService threads, KeyLayout keys,
+      Duration callTimeout, String endpoints, @Nullable String user) {
+
+    /** Whether the client was built here (and is to be closed with its user). */
+    boolean owned() {
+      return threads != null;
+    }
+
+    /**
+     * Closes a client built here, then lets its threads finish what is queued and end; does not
+     * wait for them. Does nothing for a caller's client.
+     */
+    void closeOwned() {
+      if (threads != null) {
+        try {
+          client.close();
+        } finally {
+          threads.shutdown();
+        }
+      }
+    }
+  }
 }

@@ -209,6 +209,7 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
 
   private final Client client;
   private final boolean ownsClient;
+  private final ClientSettings.Opened opened;
   private final KV kv;
   private final Lease leases;
   private final Watch watch;
@@ -225,6 +226,7 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
   private EtcdLeaseStore(ClientSettings.Opened opened) {
     this.client = opened.client();
     this.ownsClient = opened.owned();
+    this.opened = opened;
     this.kv = client.getKVClient();
     this.leases = client.getLeaseClient();
     this.watch = client.getWatchClient();
@@ -258,7 +260,10 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
   /**
    * A store that builds (and on {@link #close()} closes) its own client for {@code endpoints}, e.g.
    * {@code "http://127.0.0.1:2379"}, or {@code "https://..."} with {@link Builder#tls}; add
-   * {@link Builder#user} for a cluster with authentication enabled.
+   * {@link Builder#user} for a cluster with authentication enabled. That client runs its calls'
+   * callbacks and {@link #onRelease} listeners on a small fixed pool of threads of its own
+   * (named {@code leases-etcd-grpc-*}, ended by {@link #close()}), however many names the store
+   * holds; listeners must not block.
    */
   public static Builder builder(String... endpoints) {
     return new Builder(ClientSettings.of(endpoints));
@@ -1047,7 +1052,7 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
     }
     if (ownsClient) {
       clientClosed = true;
-      client.close();
+      opened.closeOwned();
     }
   }
 

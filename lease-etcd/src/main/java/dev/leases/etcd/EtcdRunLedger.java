@@ -99,6 +99,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
 
   private final Client client;
   private final boolean ownsClient;
+  private final ClientSettings.Opened opened;
   private final KV kv;
   private final KeyLayout keys;
   private final Calls calls;
@@ -107,6 +108,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
   private EtcdRunLedger(ClientSettings.Opened opened) {
     this.client = opened.client();
     this.ownsClient = opened.owned();
+    this.opened = opened;
     this.kv = client.getKVClient();
     this.keys = opened.keys();
     this.calls = new Calls(opened.callTimeout(), closed::get, opened.endpoints(), "EtcdRunLedger",
@@ -317,7 +319,7 @@ public final class EtcdRunLedger implements RunLedger<Void>, AutoCloseable {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true) && ownsClient) {
-      client.close();
+      opened.closeOwned();
     }
   }
 
