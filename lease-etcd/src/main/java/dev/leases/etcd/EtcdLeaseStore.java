@@ -216,6 +216,18 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
   private final KeyLayout keys;
   private final Calls calls;
   private final AtomicBoolean closed = new AtomicBoolean();
+  /**
+   * Runs {@link #onRelease} listeners, user code, one at a time: never on the client's threads, on
+   * which every call of the store completes, so a listener that blocks delays only other listeners.
+   */
+  private final java.util.concurrent.ExecutorService listenerThread =
+      java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "leases-etcd-listener-" + LISTENER_THREADS.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+      });
+  private static final java.util.concurrent.atomic.AtomicInteger LISTENER_THREADS =
+      new java.util.concurrent.atomic.AtomicInteger();
   /** Set just before {@link #close()} closes a client this store built: nothing is sent after. */
   private volatile boolean clientClosed;
   private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
@@ -261,9 +273,9 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
    * A store that builds (and on {@link #close()} closes) its own client for {@code endpoints}, e.g.
    * {@code "http://127.0.0.1:2379"}, or {@code "https://..."} with {@link Builder#tls}; add
    * {@link Builder#user} for a cluster with authentication enabled. That client runs its calls'
-   * callbacks and {@link #onRelease} listeners on a small fixed pool of threads of its own
-   * (named {@code leases-etcd-grpc-*}, ended by {@link #close()}), however many names the store
-   * holds; listeners must not block.
+   * callbacks on a small fixed pool of threads of its own (named {@code leases-etcd-grpc-*}, ended
+   * by {@link #close()}), however many names the store holds; {@link #onRelease} listeners run on
+   * one thread of the store's ({@code leases-etcd-listener-*}), never on those.
    */
   public static Builder builder(String... endpoints) {
     return new Builder(ClientSettings.of(endpoints));
@@ -994,9 +1006,15 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
             for (WatchEvent e : response.getEvents()) {
               if (e.getEventType() == WatchEvent.EventType.DELETE) {
                 try {
-                  listener.run();
-                } catch (RuntimeException ex) {
-                  log.warn("release listener for lease '{}' threw", name, ex);
+                  listenerThread.execute(() -> {
+                    try {
+                      listener.run();
+                    } catch (RuntimeException ex) {
+                      log.warn("release listener for lease '{}' threw", name, ex);
+                    }
+                  });
+                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                  // the store is closing: hints end with it
                 }
                 return;
               }
@@ -1054,6 +1072,7 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
       clientClosed = true;
       opened.closeOwned();
     }
+    listenerThread.shutdown();
   }
 
   @Override

@@ -69,4 +69,48 @@ class EtcdThreadsTest {
     await().atMost(Duration.ofSeconds(60))
         .until(() -> newNames(ownBefore, Calls.OWN_THREAD_PREFIX).isEmpty());
   }
+
+  /**
+   * Release listeners are user code: one that blocks must not hold up the store's calls, which
+   * complete on the client's few threads. Five listeners block (more than those threads); the
+   * holder's renewals and a new acquire still answer.
+   */
+  @Test
+  void blockingReleaseListenersDoNotHoldUpTheStoresCalls() throws Exception {
+    String base = "b-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+    java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicInteger fired = new java.util.concurrent.atomic.AtomicInteger();
+    HolderId holder = HolderId.generate();
+    Duration ttl = Duration.ofSeconds(10);
+    EtcdLeaseStore store = EtcdLeaseStore.builder(EtcdServers.endpointList()
+        .toArray(String[]::new)).keyPrefix(base).callTimeout(Duration.ofSeconds(5)).build();
+    try {
+      List<String> names = new ArrayList<>();
+      for (int i = 0; i < Calls.OWN_THREADS + 1; i++) {
+        String n = base + "-" + i;
+        names.add(n);
+        assertThat(store.acquireOrRenew(n, holder, ttl)).isPresent();
+        store.onRelease(n, () -> {
+          fired.incrementAndGet();
+          try {
+            never.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+      }
+      for (String n : names) {
+        assertThat(store.release(n, holder)).isTrue();
+      }
+      await("the listeners ran").atMost(Duration.ofSeconds(30)).until(() -> fired.get() >= 1);
+      String other = base + "-other";
+      assertThat(store.acquireOrRenew(other, holder, ttl)).as("an acquire while listeners block")
+          .isPresent();
+      assertThat(store.acquireOrRenew(other, holder, ttl)).as("its renewal").isPresent();
+      assertThat(store.release(other, holder)).isTrue();
+    } finally {
+      never.countDown();
+      store.close();
+    }
+  }
 }
