@@ -2,6 +2,7 @@ package dev.leases.consul;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.leases.testing.RandomNames;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,7 @@ class KeyLayoutNamesTest {
   void everyNameRoundTripsAndItsKeyStartsWithTheKeysOfItsPrefixes() {
     Random random = new Random(13);
     for (int i = 0; i < 20_000; i++) {
-      String name = randomName(random);
+      String name = RandomNames.next(random);
       String key = keys.keyOf(name);
       assertThat(keys.nameOf(key)).as(key).isEqualTo(name);
       int cut = name.offsetByCodePoints(0, random.nextInt(name.codePointCount(0, name.length()) + 1));
@@ -30,15 +31,5 @@ class KeyLayoutNamesTest {
         "my/leases/a.b", "my/leasesx", "other/x", "my/leases/\u00e9", "my/leases/~20")) {
       assertThat(keys.nameOf(key)).as(key).isNull();
     }
-  }
-
-  /** Pieces of names: the escapes' own characters, separators, Latin-1, CJK, beyond U+FFFF. */
-  private static final String[] PIECES = {"a", "Z", "0", "-", ".", "_", "~", "/", "%", "%2F",
-      "~2F", " ", "?", "#", "\\", "\u00e9", "\u00ff", "\u65e5", "\uD83D\uDE00", "\uDBFF\uDFFF"};
-
-  private static String randomName(Random random) {
-    String name = random.ints(1 + random.nextInt(12), 0, PIECES.length)
-        .mapToObj(i -> PIECES[i]).collect(java.util.stream.Collectors.joining());
-    return name.isBlank() ? "x" + name : name;
   }
 }

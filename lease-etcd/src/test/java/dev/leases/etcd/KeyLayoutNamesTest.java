@@ -2,6 +2,7 @@ package dev.leases.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.leases.testing.RandomNames;
 import io.etcd.jetcd.ByteSequence;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -17,7 +18,7 @@ class KeyLayoutNamesTest {
   void everyNameRoundTripsAndItsKeysStartWithTheKeysOfItsPrefixes() {
     Random random = new Random(13);
     for (int i = 0; i < 20_000; i++) {
-      String name = randomName(random);
+      String name = RandomNames.next(random);
       int cut = name.offsetByCodePoints(0, random.nextInt(name.codePointCount(0, name.length()) + 1));
       String prefix = name.substring(0, cut);
       assertThat(keys.nameOf(KeyLayout.Named.LEASE, keys.leaseKey(name))).isEqualTo(name);
@@ -39,15 +40,5 @@ class KeyLayoutNamesTest {
       assertThat(keys.nameOf(KeyLayout.Named.LAST, ByteSequence.from(key, StandardCharsets.UTF_8)))
           .as(key).isNull();
     }
-  }
-
-  /** Pieces of names: the escapes' own characters, separators, Latin-1, CJK, beyond U+FFFF. */
-  private static final String[] PIECES = {"a", "Z", "0", "-", ".", "_", "~", "/", "%", "%2F",
-      "~2F", " ", "?", "#", "\\", "\u00e9", "\u00ff", "\u65e5", "\uD83D\uDE00", "\uDBFF\uDFFF"};
-
-  private static String randomName(Random random) {
-    String name = random.ints(1 + random.nextInt(12), 0, PIECES.length)
-        .mapToObj(i -> PIECES[i]).collect(java.util.stream.Collectors.joining());
-    return name.isBlank() ? "x" + name : name;
   }
 }
