@@ -4,7 +4,9 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /** Raw commands for tests: what an operator would type in redis-cli. */
 final class RedisAdmin implements AutoCloseable {
@@ -38,11 +40,22 @@ final class RedisAdmin implements AutoCloseable {
 
   /** The EVALSHA and EVAL calls the server has run so far, from {@code INFO commandstats}. */
   long scriptCalls() {
-    long calls = 0;
+    Map<String, Long> calls = commandCalls();
+    return calls.getOrDefault("evalsha", 0L) + calls.getOrDefault("eval", 0L);
+  }
+
+  /**
+   * The calls of each command (lower case, e.g. {@code config|resetstat}) the server has run since
+   * it started or last reset its statistics, those inside scripts included, from
+   * {@code INFO commandstats}.
+   */
+  Map<String, Long> commandCalls() {
+    Map<String, Long> calls = new HashMap<>();
     for (String line : sync().info("commandstats").split("\r?\n")) {
-      if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+      if (line.startsWith("cmdstat_")) {
         String v = line.substring(line.indexOf("calls=") + "calls=".length());
-        calls += Long.parseLong(v.substring(0, v.indexOf(',')));
+        calls.put(line.substring("cmdstat_".length(), line.indexOf(':')),
+            Long.parseLong(v.substring(0, v.indexOf(','))));
       }
     }
     return calls;
