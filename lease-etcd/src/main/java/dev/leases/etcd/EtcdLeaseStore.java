@@ -10,6 +10,7 @@ import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
 import dev.leases.TtlRange;
+import dev.leases.spi.ReleaseListeners;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
@@ -230,7 +231,9 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
       new java.util.concurrent.atomic.AtomicInteger();
   /** Set just before {@link #close()} closes a client this store built: nothing is sent after. */
   private volatile boolean clientClosed;
-  private final Set<Watch.Watcher> watchers = ConcurrentHashMap.newKeySet();
+  /** {@link #onRelease} listeners by name; one watch per name with listeners, guarded by itself. */
+  private final ReleaseListeners listeners = new ReleaseListeners();
+  private final Map<String, Watch.Watcher> watchers = new HashMap<>();
   private final Set<CompletableFuture<?>> pendingRevokes = ConcurrentHashMap.newKeySet();
   private final SharedLeases shared;
   private final EtcdFence fence;
@@ -989,51 +992,51 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
   }
 
   /**
-   * Watches the lease key and runs {@code listener} (on a jetcd thread) when it is deleted: released,
-   * expired, or deleted by hand. By the time the listener runs someone else may already hold the
-   * lease. A watch that breaks is resumed by jetcd; events may still be lost, so followers must poll
-   * until the expiry they last read.
+   * Runs {@code listener} when the lease key is deleted: released, expired, or deleted by hand. One
+   * watch serves every listener of a name; listeners run one at a time on the store's own thread
+   * ({@code leases-etcd-listener-*}), and one that throws is logged and stays subscribed. By the
+   * time a listener runs someone else may already hold the lease. A watch that breaks is resumed by
+   * jetcd; events may still be lost, so followers must poll until the expiry they last read.
    */
   @Override
   public Subscription onRelease(String name, Runnable listener) {
     LeaseArguments.requireName(name);
     Objects.requireNonNull(listener, "listener must not be null");
     ensureOpen();
-    Watch.Watcher watcher;
+    Subscription added;
+    synchronized (watchers) {
+      ensureOpen();
+      if (!watchers.containsKey(name)) {
+        watchers.put(name, watchReleases(name));
+      }
+      added = listeners.add(name, listener);
+    }
+    return () -> {
+      synchronized (watchers) {
+        added.close();
+        if (!listeners.has(name)) {
+          Watch.Watcher w = watchers.remove(name);
+          if (w != null) {
+            w.close();
+          }
+        }
+      }
+    };
+  }
+
+  private Watch.Watcher watchReleases(String name) {
     try {
-      watcher = watch.watch(keys.leaseKey(name), WatchOption.builder().withNoPut(true).build(),
+      return watch.watch(keys.leaseKey(name), WatchOption.builder().withNoPut(true).build(),
           Watch.listener(response -> {
-            for (WatchEvent e : response.getEvents()) {
-              if (e.getEventType() == WatchEvent.EventType.DELETE) {
-                try {
-                  listenerThread.execute(() -> {
-                    try {
-                      listener.run();
-                    } catch (RuntimeException ex) {
-                      log.warn("release listener for lease '{}' threw", name, ex);
-                    }
-                  });
-                } catch (java.util.concurrent.RejectedExecutionException closing) {
-                  // the store is closing: hints end with it
-                }
-                return;
-              }
+            if (response.getEvents().stream()
+                .anyMatch(e -> e.getEventType() == WatchEvent.EventType.DELETE)) {
+              listeners.fire(name, listenerThread);
             }
           }, error -> log.debug("watch on lease '{}' failed: {}", name, error.toString())));
     } catch (RuntimeException e) {
       ensureOpen();
       throw new LeaseStoreUnavailableException("cannot watch lease '" + name + "': " + e, e);
     }
-    watchers.add(watcher);
-    if (closed.get() && watchers.remove(watcher)) {
-      watcher.close();
-      ensureOpen();
-    }
-    return () -> {
-      if (watchers.remove(watcher)) {
-        watcher.close();
-      }
-    };
   }
 
   /**
@@ -1047,8 +1050,13 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    for (Watch.Watcher w : List.copyOf(watchers)) {
-      watchers.remove(w);
+    List<Watch.Watcher> open;
+    synchronized (watchers) {
+      open = List.copyOf(watchers.values());
+      watchers.clear();
+      listeners.clear();
+    }
+    for (Watch.Watcher w : open) {
       try {
         w.close();
       } catch (RuntimeException e) {

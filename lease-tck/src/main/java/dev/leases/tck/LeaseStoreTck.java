@@ -1175,6 +1175,48 @@ public abstract class LeaseStoreTck {
     }
   }
   /**
+   * subscriptions to one name are independent: closing one (twice) silences only its listener, and
+   * a listener that throws stays subscribed without keeping the others from running. Stores may
+   * share one watch or channel among a name's subscriptions; this is the contract of that sharing.
+   */
+  @Test
+  void subscriptionsToOneNameAreIndependent() {
+    LeaseStore holderClient = store();
+    LeaseStore follower = store();
+    String name = leaseName();
+    HolderId a = HolderId.generate();
+    Duration ttl = ttl();
+    AtomicInteger throwing = new AtomicInteger();
+    AtomicInteger closed = new AtomicInteger();
+    AtomicInteger kept = new AtomicInteger();
+    try (LeaseStore.Subscription t = follower.onRelease(name, () -> {
+          throwing.incrementAndGet();
+          throw new IllegalStateException("a failing listener the store must survive (expected)");
+        });
+        LeaseStore.Subscription k = follower.onRelease(name, kept::incrementAndGet)) {
+      LeaseStore.Subscription c = follower.onRelease(name, closed::incrementAndGet);
+      c.close();
+      c.close();
+      if (!deliversReleaseHints()) {
+        assertThat(t).as("a store without hints still returns subscription handles").isNotNull();
+        return;
+      }
+      for (int round = 1; round <= 2; round++) {
+        int keptBefore = kept.get();
+        int throwingBefore = throwing.get();
+        await("release hints reach the open subscriptions (round " + round + ")")
+            .atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(200))
+            .until(() -> {
+              granted(holderClient.acquireOrRenew(name, a, ttl), "acquire");
+              assertThat(holderClient.release(name, a)).isTrue();
+              return kept.get() > keptBefore && throwing.get() > throwingBefore;
+            });
+      }
+      assertThat(closed.get()).as("hints to a subscription closed before any release").isZero();
+    }
+  }
+
+  /**
    * clients whose process clocks are an hour apart agree on expiry, because the store
    * judges it. The kit's {@code clientClockSkewedByAnHourChangesNoOutcome} skews the leader loop's
    * clock only, which no store ever sees, so a store that judges expiry by its caller's clock passes
