@@ -252,6 +252,7 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
   private final SessionClient sessions;
   private final SessionCreator sessionCreator;
   private final KeyLayout keys;
+  private final int watchWaitSeconds;
   private final ConsulCalls calls;
   private final Map<Tenant, Tenure> tenures = new ConcurrentHashMap<>();
   private final Map<SessionKey, Session> shared = new ConcurrentHashMap<>();
@@ -341,6 +342,7 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
     this.sessionCreator = sessionCreator != null ? sessionCreator : SessionCreator.through(sessions);
     this.keys = new KeyLayout(b.options.keyPrefix);
     this.calls = b.options.calls();
+    this.watchWaitSeconds = b.watchWaitSeconds;
   }
 
   /**
@@ -373,6 +375,7 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
   /** Builds a {@link ConsulLeaseStore}; nothing is sent to Consul until the first call. */
   public static final class Builder {
     final ClientOptions options;
+    int watchWaitSeconds = ReleaseWatches.WAIT_SECONDS;
 
     Builder(ClientOptions options) {
       this.options = options;
@@ -443,6 +446,21 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
     public Builder tls(java.nio.file.Path trustCert, java.nio.file.Path clientCert,
         java.nio.file.Path clientKey) {
       options.tls(trustCert, clientCert, clientKey, "store");
+      return this;
+    }
+
+    /**
+     * How long each release-watch query waits at Consul ({@code wait=}), 1 to
+     * {@value ReleaseWatches#WAIT_SECONDS} s (the default); for tests that wait for superseded
+     * queries to end.
+     */
+    Builder watchWait(Duration wait) {
+      long s = wait.toSeconds();
+      if (s < 1 || s > ReleaseWatches.WAIT_SECONDS || !wait.equals(Duration.ofSeconds(s))) {
+        throw new IllegalArgumentException("watch wait must be whole seconds from 1 to "
+            + ReleaseWatches.WAIT_SECONDS + ", was " + wait);
+      }
+      watchWaitSeconds = (int) s;
       return this;
     }
 
@@ -1495,7 +1513,7 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
     synchronized (watchLock) {
       ensureOpen();
       if (watches == null) {
-        watches = new ReleaseWatches(kv, keys);
+        watches = new ReleaseWatches(kv, keys, watchWaitSeconds);
       }
       w = watches;
     }

@@ -96,8 +96,11 @@ final class ReleaseWatches {
   private boolean baselineWanted;
   private boolean baselineInFlight;
   private boolean closed;
+  private final int waitSeconds;
 
-  ReleaseWatches(KeyValueClient kv, KeyLayout keys) {
+  /** {@code waitSeconds}: each query's {@code wait=}, at most {@value #WAIT_SECONDS}. */
+  ReleaseWatches(KeyValueClient kv, KeyLayout keys, int waitSeconds) {
+    this.waitSeconds = waitSeconds;
     this.kv = kv;
     this.keys = keys;
     this.prefix = keys.prefix() + "/";
@@ -365,7 +368,7 @@ final class ReleaseWatches {
       }
       try {
         sentAt = System.nanoTime();
-        QueryOptions q = QueryOptions.blockSeconds(WAIT_SECONDS, BigInteger.valueOf(index)).build();
+        QueryOptions q = QueryOptions.blockSeconds(waitSeconds, BigInteger.valueOf(index)).build();
         if (key != null) {
           kv.getValue(key, q, callback());
         } else {
