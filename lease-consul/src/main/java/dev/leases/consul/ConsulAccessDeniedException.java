@@ -15,4 +15,8 @@ public class ConsulAccessDeniedException extends LeaseException {
   ConsulAccessDeniedException(String message, Throwable cause) {
     super(message, cause);
   }
+
+  ConsulAccessDeniedException(String message) {
+    super(message);
+  }
 }

@@ -55,6 +55,19 @@ final class ConsulCalls {
    * caller cancel it; passes other requests (asynchronous ones, other threads') through unchanged.
    * Must be an application interceptor.
    */
+  /** The header with which Consul marks a listing that left out what the token may not read. */
+  static final String FILTERED_BY_ACLS = "X-Consul-Results-Filtered-By-ACLs";
+
+  /**
+   * Whether an answer to the operation running on this thread so far carried
+   * {@link #FILTERED_BY_ACLS}: only on clients that carry {@link #INTERCEPTOR} (those the store
+   * builds); false elsewhere.
+   */
+  static boolean answersFilteredByAcls() {
+    Deadline d = CURRENT.get();
+    return d != null && d.filteredByAcls;
+  }
+
   static final Interceptor INTERCEPTOR = chain -> {
     Deadline d = CURRENT.get();
     if (d == null) {
@@ -66,10 +79,15 @@ final class ConsulCalls {
       if (d.abandoned) {
         chain.call().cancel();
       }
-      return chain.withConnectTimeout(bound(chain.connectTimeoutMillis(), ms), TimeUnit.MILLISECONDS)
+      okhttp3.Response r = chain
+          .withConnectTimeout(bound(chain.connectTimeoutMillis(), ms), TimeUnit.MILLISECONDS)
           .withReadTimeout(bound(chain.readTimeoutMillis(), ms), TimeUnit.MILLISECONDS)
           .withWriteTimeout(bound(chain.writeTimeoutMillis(), ms), TimeUnit.MILLISECONDS)
           .proceed(chain.request());
+      if ("true".equalsIgnoreCase(r.header(FILTERED_BY_ACLS))) {
+        d.filteredByAcls = true;
+      }
+      return r;
     } finally {
       d.http.remove(chain.call());
     }
@@ -293,6 +311,8 @@ final class ConsulCalls {
   private static final class Deadline {
     final long deadlineNanos;
     volatile boolean abandoned;
+    /** Set when an answer said Consul left out results the token may not read. */
+    volatile boolean filteredByAcls;
     /** The requests in flight: one per thread working for this operation. */
     final java.util.Set<Call> http = java.util.concurrent.ConcurrentHashMap.newKeySet();
 

@@ -1459,8 +1459,10 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
    * empty answer is checked by a read of one key under the prefix: a token without read there
    * throws {@link ConsulAccessDeniedException} instead of listing nothing. A token that may read
    * only part of the prefix (a narrower {@code key_prefix} rule, or a {@code deny} below it) gets
-   * the names it may read, without an error: Consul marks such an answer only with the
-   * {@code X-Consul-Results-Filtered-By-ACLs} header, which this call does not read. On servers with
+   * an answer that Consul marks with the {@code X-Consul-Results-Filtered-By-ACLs} header: a store
+   * built from a URL reads it and throws {@link ConsulAccessDeniedException} rather than answer
+   * part of the names; a store on your own client cannot see the header and answers the names the
+   * token may read. On servers with
    * {@code acl.enable_key_list_policy = true} the listing itself needs {@code list} (which
    * includes read) on {@code <keyPrefix>/}; {@code write} includes it, {@code read} does not.
    */
@@ -1476,6 +1478,13 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
         if (name != null) {
           listed.add(name);
         }
+      }
+      if (ConsulCalls.answersFilteredByAcls()) {
+        throw new ConsulAccessDeniedException("names('" + prefix + "'): Consul left keys under "
+            + keys.prefix() + "/ out of the listing that this store's ACL token may not read ("
+            + ConsulCalls.FILTERED_BY_ACLS + "); a complete listing needs key:read on all of"
+            + " them: grant key_prefix \"" + keys.prefix() + "/\" { policy = \"read\" }"
+            + " (ConsulPolicies.rules(prefix, OBSERVER))");
       }
       if (listed.isEmpty()) {
         kv.getValue(from); // refused (403) when the token may not read the prefix

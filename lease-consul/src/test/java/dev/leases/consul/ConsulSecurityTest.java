@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
@@ -182,6 +183,41 @@ class ConsulSecurityTest {
           });
     } finally {
       client.destroy();
+    }
+  }
+
+  /**
+   * Consul leaves out of a listing the keys a token may not read and says so only in a header: a
+   * store built from a URL reads it and refuses to answer part of the names (an operator's
+   * {@code list} would otherwise miss leases silently); a prefix the token reads whole lists.
+   */
+  @Test
+  void aListingThatConsulFilteredByAclsIsRefusedNotAnsweredInPart() {
+    String listed = SecureConsul.random("listing-");
+    String policy = SecureConsul.random("leases-partial-read-");
+    ConsulPolicies.applyRules(consul.admin(), policy,
+        "key_prefix \"" + listed + "/\" { policy = \"read\" }\n"
+            + "key_prefix \"" + listed + "/hidden\" { policy = \"deny\" }\n", "partial read",
+        Duration.ofSeconds(10));
+    String partial = ConsulPolicies.token(consul.admin(), UUID.randomUUID().toString(), policy,
+        "partial read", Duration.ofSeconds(10));
+    String writer = consul.token(listed, ConsulPolicies.Access.HOLDER);
+    try (LeaseStore holder = consul.builder(consul.url()).keyPrefix(listed).aclToken(writer)
+            .build();
+        ConsulLeaseStore reader = consul.builder(consul.url()).keyPrefix(listed)
+            .aclToken(partial).build()) {
+      HolderId a = HolderId.generate();
+      for (String n : List.of("open-1", "open-2", "hidden-1")) {
+        holder.acquireOrRenew(n, a, TTL).orElseThrow();
+      }
+      assertThat(reader.names("open", 10)).containsExactly("open-1", "open-2");
+      assertThatThrownBy(() -> reader.names("", 10))
+          .isInstanceOf(ConsulAccessDeniedException.class)
+          .hasMessageContaining("X-Consul-Results-Filtered-By-ACLs")
+          .hasMessageContaining("names('')").hasMessageContaining("key:read")
+          .hasMessageContaining("key_prefix \"" + listed + "/\" { policy = \"read\" }")
+          .hasMessageNotContaining(partial);
+      holder.releaseAll(List.of("open-1", "open-2", "hidden-1"), a);
     }
   }
 
