@@ -911,7 +911,8 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
    * Up to {@code limit} names of rows that start with {@code prefix}, in code-point order: every
    * name ever granted in this table and not deleted by hand, whatever its state now (see
    * {@link LeaseListing}). A table that does not exist (with {@link Builder#createTable} off) has no
-   * names: the answer is empty.
+   * names: the answer is empty; but a table named without its schema that exists only in schemas
+   * the role may not use throws {@link PostgresPermissionException} naming them.
    */
   @Override
   public List<String> names(String prefix, int limit) {
@@ -932,6 +933,14 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
             return List.copyOf(found);
           } catch (SQLException e) {
             if (UNDEFINED_TABLE.equals(e.getSQLState())) {
+              if (!c.getAutoCommit()) {
+                c.rollback();
+              }
+              Optional<PostgresPermissionException> hidden = Privileges.hiddenBySchema(
+                  "listing lease names in table " + names.qualified(), e, c, names, callTimeout);
+              if (hidden.isPresent()) {
+                throw hidden.get();
+              }
               return List.of(); // no table, so no name was ever granted in it
             }
             throw e;

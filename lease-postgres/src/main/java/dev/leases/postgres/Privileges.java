@@ -177,6 +177,54 @@ final class Privileges {
     }
   }
 
+  /** SQLStates of a table the search path did not find, or no schema there to create it in. */
+  private static final List<String> NOT_ON_SEARCH_PATH = List.of("42P01", "3F000");
+
+  /**
+   * For a table named without its schema that the server did not find (42P01) or had no schema
+   * to create in (3F000): the refusal to report when a table of that name exists in schemas the
+   * session's role may not use, which its search path silently skips (asked of the server on
+   * {@code c}, usable: autocommit or after a rollback, bounded by {@code timeout}). Empty for a
+   * qualified name, another SQLState, no such schema, or when that cannot be asked.
+   */
+  static Optional<PostgresPermissionException> hiddenBySchema(String what, SQLException e,
+      Connection c, SqlNames names, Duration timeout) {
+    if (names.schema() != null || !NOT_ON_SEARCH_PATH.contains(e.getSQLState())) {
+      return Optional.empty();
+    }
+    List<String> schemas = new ArrayList<>();
+    String role = null;
+    try (PreparedStatement ps = c.prepareStatement("SELECT n.nspname, current_user"
+        + " FROM pg_catalog.pg_class r JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace"
+        + " WHERE r.relname = ? AND r.relkind IN ('r', 'p')"
+        + " AND NOT pg_catalog.has_schema_privilege(n.oid, 'USAGE') ORDER BY 1 LIMIT 10")) {
+      Jdbc.bound(ps, timeout);
+      ps.setString(1, names.table());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          schemas.add(rs.getString(1));
+          role = rs.getString(2);
+        }
+      }
+    } catch (SQLException | RuntimeException ignored) {
+      return Optional.empty();
+    }
+    if (role == null) {
+      return Optional.empty();
+    }
+    String quotedRole = quoteRole(role);
+    List<String> fixes = schemas.stream()
+        .map(sc -> "GRANT USAGE ON SCHEMA \"" + sc.replace("\"", "\"\"") + "\" TO " + quotedRole
+            + " (or name the table " + sc + "." + names.table() + ")")
+        .toList();
+    return Optional.of(new PostgresPermissionException(what + ": table " + names.table()
+        + " is named without its schema and role \"" + role + "\" finds none on its search path"
+        + " (SQLState " + e.getSQLState() + ": " + e.getMessage() + "), but a table of that name"
+        + " exists in schema " + String.join(", schema ", schemas) + ", which the role may not use"
+        + " (no USAGE), so the search path skips it. If that is the lease table, an administrator"
+        + " can grant: " + String.join("; ", fixes), e));
+  }
+
   private static String join(List<On> ons) {
     return String.join("; ", ons.stream().map(On::toString).toList());
   }

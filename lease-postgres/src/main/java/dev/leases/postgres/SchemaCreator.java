@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,6 +23,9 @@ import org.slf4j.LoggerFactory;
 final class SchemaCreator {
 
   private static final Logger log = LoggerFactory.getLogger(SchemaCreator.class);
+
+  /** SQLState invalid_schema_name: an unqualified CREATE found no schema to create in. */
+  private static final String NO_SCHEMA_TO_CREATE_IN = "3F000";
 
   /** First key of the advisory lock that serialises our DDL ("LEAS"). */
   private static final int DDL_LOCK_CLASS = 0x4C454153;
@@ -105,6 +109,20 @@ final class SchemaCreator {
           c.setAutoCommit(true);
         } catch (SQLException suppressed) {
           e.addSuppressed(suppressed);
+        }
+        if (e instanceof SQLException s) {
+          Optional<PostgresPermissionException> hidden = Privileges.hiddenBySchema(
+              (creating ? "creating " : "looking up ") + what, s, c, names, timeout);
+          if (hidden.isPresent()) {
+            throw hidden.get();
+          }
+          if (NO_SCHEMA_TO_CREATE_IN.equals(s.getSQLState())) {
+            throw new IllegalStateException("creating " + what + " failed: no schema on the"
+                + " search path of this connection's role exists and may hold it (SQLState "
+                + s.getSQLState() + ": " + s.getMessage() + "); nothing was created. Name the"
+                + " table as schema.table, set the role's search_path, or have an administrator"
+                + " create the relations ahead of time from schemaSql()", s);
+          }
         }
         if (e instanceof SQLException s && Privileges.denied(s)) {
           // looking a relation up needs USAGE on its schema; creating one needs CREATE there too

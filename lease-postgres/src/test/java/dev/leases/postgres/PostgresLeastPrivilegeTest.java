@@ -199,4 +199,42 @@ class PostgresLeastPrivilegeTest {
         .hasMessageContaining("lacks permission")
         .hasMessageContaining("schemaSql");
   }
+
+  /**
+   * An unqualified table name resolves on the role's search path, which leaves out the schemas
+   * the role may not use: the listing answered "no names" for a lease table the role could not
+   * see (SQLState 42P01), and a store that creates its table failed as "unavailable" (3F000, no
+   * schema to create in). Both name the schema and the grant instead.
+   */
+  @Test
+  void anUnqualifiedTableInASchemaTheRoleMayNotUseIsNamedNotListedAsEmpty() throws Exception {
+    String role = "lp_nousage_" + LeastPrivilegeSchema.random();
+    db.role(role, List.of("GRANT SELECT ON " + db.leaseTable + " TO " + role,
+        "ALTER ROLE " + role + " SET search_path = " + db.schema));
+    PostgresLeaseStore holder = store(db.holder, db.leaseTable);
+    holder.acquireOrRenew(name(), HolderId.generate(), TTL).orElseThrow();
+    PostgresLeaseStore creating = store(role, "leases");
+    PostgresLeaseStore existing = PostgresLeaseStore.builder(pool(role)).table("leases")
+        .createTable(false).build();
+    open.add(existing);
+    for (PostgresLeaseStore s : List.of(creating, existing)) {
+      assertThatThrownBy(() -> s.names("", 10))
+          .isInstanceOf(PostgresPermissionException.class)
+          .hasMessageContaining("schema " + db.schema)
+          .hasMessageContaining("GRANT USAGE ON SCHEMA \"" + db.schema + "\" TO \"" + role + "\"")
+          .hasMessageContaining(db.schema + ".leases");
+    }
+  }
+
+  /** A role whose search path offers no schema to create in is told how to name the table. */
+  @Test
+  void aTableThatCannotBeCreatedForWantOfASchemaSaysHowToNameIt() throws Exception {
+    String role = "lp_nopath_" + LeastPrivilegeSchema.random();
+    db.role(role, List.of("ALTER ROLE " + role + " SET search_path = no_such_schema"));
+    PostgresLeaseStore store = store(role, "leases_" + LeastPrivilegeSchema.random());
+    assertThatThrownBy(() -> store.acquireOrRenew(name(), HolderId.generate(), TTL))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("3F000").hasMessageContaining("schema.table")
+        .hasMessageContaining("schemaSql()");
+  }
 }
