@@ -284,8 +284,9 @@ final class Report {
     TextTable l = latencyTable(run);
     if (!l.isEmpty()) {
       sb.append("\n## Latency\n\nOne thread in the harness JVM, ").append(run.options.latencySamples)
-          .append(" samples per call after ").append(run.options.latencyWarmup).append(" warm-up"
-          + " rounds; each sample: fresh acquire, renewal, a second holder's contended miss,"
+          .append(" samples per call after at least ").append(run.options.latencyWarmup)
+          .append(" warm-up rounds, more (up to 5,000 or 3 s) so that the JIT has compiled the"
+          + " code (").append(warmups(run)).append("); each sample: fresh acquire, renewal, a second holder's contended miss,"
           + " release, then the store's plain write. *target*: the p50 ratio the project aims at"
           + " for acquire and renewal (1.2x the plain write on PostgreSQL and Redis, 1.5x on etcd"
           + " and Consul).\n\n")
@@ -445,9 +446,21 @@ final class Report {
     return m;
   }
 
+  /** The warm-up rounds each backend ran, e.g. {@code "postgres 5000, redis 4120"}. */
+  static String warmups(RunResult run) {
+    List<String> parts = new ArrayList<>();
+    for (BackendResult b : run.backends) {
+      if (b.latency != null) {
+        parts.add(b.name + " " + b.latency.warmupRounds());
+      }
+    }
+    return String.join(", ", parts);
+  }
+
   private static Map<String, Object> latencyJson(String backend, Latency.Result l) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("ttl_ms", l.ttl().toMillis());
+    m.put("warmup_rounds", l.warmupRounds());
     m.put("plain_write", l.plainWhat());
     double plain = l.micros().containsKey(Latency.PLAIN)
         ? Stats.of(l.micros().get(Latency.PLAIN)).p50() : Double.NaN;

@@ -39,7 +39,8 @@ class ReportTest {
         Latency.PLAIN)) {
       micros.put(op, new double[] {1, 2, 3, 4});
     }
-    b.latency = new Latency.Result(Duration.ofSeconds(30), "ConcurrentHashMap.put", micros);
+    b.latency = new Latency.Result(Duration.ofSeconds(30), "ConcurrentHashMap.put", micros,
+        50);
     b.scale.add(new Scale.Result(100, Duration.ofSeconds(10), Duration.ofMillis(3333),
         "one call per name", 3.5, true, Duration.ofMillis(3333), List.of(1.0, 2.0), 1, 40, 43, 5, List.of("leases-call-# x3"),
         0, 0, ""));
@@ -110,7 +111,7 @@ class ReportTest {
     micros.put(Latency.RENEW, new double[] {110, 110, 110});
     micros.put(Latency.RELEASE, new double[] {500, 500, 500});
     micros.put(Latency.PLAIN, new double[] {100, 100, 100});
-    b.latency = new Latency.Result(Duration.ofSeconds(30), "upsert", micros);
+    b.latency = new Latency.Result(Duration.ofSeconds(30), "upsert", micros, 50);
     run.backends.add(b);
     List<String> rows = Report.latencyTable(run).text().lines().toList();
     assertThat(rows.get(0)).contains("p50 / plain p50", "target");

@@ -101,6 +101,22 @@ final class Jdbc {
     }
   }
 
+  /**
+   * {@link #prepare} for a connection of a pool the library owns (the factory's, which hands out
+   * autocommit READ COMMITTED connections and resets them): the socket timeout is read on the
+   * driver's own connection and set there only when it differs, so it stays set while the
+   * connection sits in the pool, and the pool does not reset it on every return (about 2 µs of a
+   * call for the two sets). Whatever changed it meanwhile (a new connection, the pool's or the
+   * driver's own validation) is seen here before anything is sent.
+   */
+  static void prepareOwn(Connection c, Duration callTimeout) throws SQLException {
+    int bound = networkTimeoutMillis(callTimeout);
+    Connection driver = c.isWrapperFor(Connection.class) ? c.unwrap(Connection.class) : c;
+    if (driver.getNetworkTimeout() != bound) {
+      driver.setNetworkTimeout(DIRECT, bound);
+    }
+  }
+
   /** The socket read timeout that goes with a statement timeout: long enough for its cancel. */
   static int networkTimeoutMillis(Duration callTimeout) {
     return (int) Math.min(Integer.MAX_VALUE, callTimeout.plus(NETWORK_GRACE).toMillis());

@@ -1022,7 +1022,11 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
   private <T> T call(Supplier<String> what, List<Privileges.On> needs, SqlCall<T> body) {
     ensureSchema();
     try (Connection c = dataSource.getConnection()) {
-      Jdbc.prepare(c, isolationKnownGood, callTimeout);
+      if (sessionBounded && isolationKnownGood) {
+        Jdbc.prepareOwn(c, callTimeout);
+      } else {
+        Jdbc.prepare(c, isolationKnownGood, callTimeout);
+      }
       try {
         return body.run(c);
       } catch (SQLException e) {

@@ -88,8 +88,19 @@ final class KeyLayout {
 
   /** The lease, fence and last keys of {@code name}, in that order (one encoding of the name). */
   List<String> leaseKeys(String name) {
+    return List.of(leaseKeyArray(name));
+  }
+
+  /** {@link #leaseKeys} as the array a single call's script takes. */
+  String[] leaseKeyArray(String name) {
     String tag = tag(name);
-    return List.of(tag + LEASE, tag + FENCE, tag + LAST);
+    return new String[] {tag + LEASE, tag + FENCE, tag + LAST};
+  }
+
+  /** The keys the release script takes for {@code name}: lease and last (one encoding). */
+  String[] releaseKeyArray(String name) {
+    String tag = tag(name);
+    return new String[] {tag + LEASE, tag + LAST};
   }
 
   String leaseKey(String name) {

@@ -428,8 +428,10 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
     LeaseArguments.requireName(name);
     Objects.requireNonNull(holder, "holder must not be null");
-    TTL_RANGE.check(ttl);
-    return acquire(List.of(name), holder, ttl, true).get(name).grant();
+    long ttlMs = TTL_RANGE.roundUp(TTL_RANGE.check(ttl)).toMillis();
+    List<Object> reply = run(Scripts.ACQUIRE_OR_RENEW, ScriptOutputType.MULTI,
+        keys.leaseKeyArray(name), holder.value(), Long.toString(ttlMs));
+    return acquired(name, holder, ttlMs, onlyEntry(reply), true).grant();
   }
 
   /**
@@ -458,29 +460,38 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
   public Map<String, AcquireResult> acquireOrRenewAll(
       Collection<String> names, HolderId holder, Duration ttl) {
     List<String> checked = LeaseArguments.requireNames(names, holder);
-    TTL_RANGE.check(ttl);
-    return acquire(checked, holder, ttl, false);
+    long ttlMs = TTL_RANGE.roundUp(TTL_RANGE.check(ttl)).toMillis();
+    String[] args = {holder.value(), Long.toString(ttlMs)};
+    return batch(Scripts.ACQUIRE_OR_RENEW, checked, keys::leaseKeys, group -> args,
+        (name, entry) -> acquired(name, holder, ttlMs, entry, false));
   }
 
-  private Map<String, AcquireResult> acquire(List<String> names, HolderId holder, Duration ttl,
+  /**
+   * The outcome for {@code name} from its entry of the acquire script's reply; a key of the wrong
+   * type throws for the single call ({@code single}), else refuses that name (see
+   * {@link #foreignKey}).
+   */
+  private static AcquireResult acquired(String name, HolderId holder, long ttlMs, Object entry,
       boolean single) {
-    long ttlMs = TTL_RANGE.roundUp(ttl).toMillis();
-    String[] args = {holder.value(), Long.toString(ttlMs)};
-    return batch(Scripts.ACQUIRE_OR_RENEW, names,
-        keys::leaseKeys, group -> args,
-        (name, entry) -> {
-          List<Object> e = entry instanceof List<?> l ? cast(l) : List.of();
-          long status = number(e, 0);
-          if (status == 1) {
-            return new AcquireResult.Granted(new LeaseGrant(name, holder, number(e, 1),
-                Instant.ofEpochMilli(number(e, 2)), Duration.ofMillis(ttlMs)));
-          }
-          if (status == 2) {
-            foreignKey(Scripts.ACQUIRE_OR_RENEW, name, text(e, 1), single);
-            return AcquireResult.Refused.unexplained(name);
-          }
-          return new AcquireResult.Refused(name, heldBy(name, e));
-        });
+    List<Object> e = entry instanceof List<?> l ? cast(l) : List.of();
+    long status = number(e, 0);
+    if (status == 1) {
+      return new AcquireResult.Granted(new LeaseGrant(name, holder, number(e, 1),
+          Instant.ofEpochMilli(number(e, 2)), Duration.ofMillis(ttlMs)));
+    }
+    if (status == 2) {
+      foreignKey(Scripts.ACQUIRE_OR_RENEW, name, text(e, 1), single);
+      return AcquireResult.Refused.unexplained(name);
+    }
+    return new AcquireResult.Refused(name, heldBy(name, e));
+  }
+
+  /** The one entry of a single call's reply (the scripts answer one entry per name). */
+  private static Object onlyEntry(@Nullable List<Object> reply) {
+    if (reply == null || reply.size() != 1) {
+      throw unexpected(reply);
+    }
+    return reply.get(0);
   }
 
   /** Who holds {@code name}, from a refusal {@code {0, holder, token, expiresAtMs, pttlMs}}. */
@@ -507,7 +518,9 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
   public boolean release(String name, HolderId holder) {
     LeaseArguments.requireName(name);
     Objects.requireNonNull(holder, "holder must not be null");
-    return release(List.of(name), holder, true).get(name);
+    List<Object> reply = run(Scripts.RELEASE, ScriptOutputType.MULTI, keys.releaseKeyArray(name),
+        holder.value(), keys.releaseChannel(), name);
+    return released(name, onlyEntry(reply), true);
   }
 
   /**
@@ -520,14 +533,7 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
   @Override
   public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
     List<String> checked = LeaseArguments.requireNames(names, holder);
-    return release(checked, holder, false);
-  }
-
-  private Map<String, Boolean> release(List<String> names, HolderId holder, boolean single) {
-    return batch(Scripts.RELEASE, names, n -> {
-          List<String> k = keys.leaseKeys(n);
-          return List.of(k.get(0), k.get(2));
-        },
+    return batch(Scripts.RELEASE, checked, n -> List.of(keys.releaseKeyArray(n)),
         group -> {
           String[] args = new String[group.size() + 2];
           args[0] = holder.value();
@@ -537,16 +543,19 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
           }
           return args;
         },
-        (name, entry) -> {
-          if (LuaScript.isForeignKey(entry)) {
-            foreignKey(Scripts.RELEASE, name, (String) entry, single);
-            return false;
-          }
-          if (entry instanceof Long released) {
-            return released == 1L;
-          }
-          throw unexpected(entry);
-        });
+        (name, entry) -> released(name, entry, false));
+  }
+
+  /** Whether the release script's entry for {@code name} says it was released; as {@link #acquired}. */
+  private static boolean released(String name, Object entry, boolean single) {
+    if (LuaScript.isForeignKey(entry)) {
+      foreignKey(Scripts.RELEASE, name, (String) entry, single);
+      return false;
+    }
+    if (entry instanceof Long released) {
+      return released == 1L;
+    }
+    throw unexpected(entry);
   }
 
   /**
@@ -577,7 +586,7 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
     List<Object> replies = script.runAll(c.scripting(), ScriptOutputType.MULTI, keyArgs, args,
         timeout, caller);
     if (groups.size() == 1 && replies.get(0) instanceof List<?> entries
-        && entries.size() == 1) { // the single call: no maps to order
+        && entries.size() == 1) { // a batch of one name: no maps to order
       return Map.of(names.get(0), answer.apply(names.get(0), entries.get(0)));
     }
     Map<String, R> byName = new HashMap<>(names.size() * 2);
