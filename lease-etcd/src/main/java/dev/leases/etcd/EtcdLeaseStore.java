@@ -1020,6 +1020,12 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
    * limit or raise {@code callTimeout}); it starts no watch and no thread. Needs {@code read} on
    * {@code <keyPrefix>/}, as {@link #inspect} does.
    *
+   * <p><b>Races.</b> The answer is as of {@link EtcdLeaseHistory#revision()}: a grant, release or
+   * expiry after it is missing, so {@link #inspect} right after may show a newer state, and the
+   * newest change is not a claim about now. A lease whose TTL ran out but that etcd has not
+   * revoked yet (up to about half a second) still ends in its grant or rewrite. A compaction
+   * during the call ends the walk where it could still read, reported as the compact revision.
+   *
    * @param limit 1 to {@value #MAX_HISTORY} changes, the newest
    * @throws IllegalArgumentException for a malformed name or a limit out of range
    * @throws IllegalStateException if the lease key or the companion key holds a value this
