@@ -9,9 +9,13 @@ import dev.leases.LeaseStore;
 import dev.leases.etcd.EtcdLeaseHistory;
 import dev.leases.etcd.EtcdLeaseStore;
 import dev.leases.etcd.EtcdServers;
+import dev.leases.tck.servers.TestServer;
+import dev.leases.tck.servers.TestServers;
+import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The CLI against a real local etcd ({@code EtcdServers}), under a key prefix of its own. */
@@ -92,6 +96,41 @@ class EtcdCliTest extends KeyValueCliTest {
     assertThat(one.json().get("truncated").asBoolean()).isTrue();
     assertThat(cli("history", n, "--limit", "1").out()).contains("earlier ones exist",
         "raise --limit");
+  }
+
+  /**
+   * After etcd compacted the revisions below B's grant, {@code history} prints what is left and
+   * says where compaction ended it (on a server of its own: compaction takes every test's history).
+   */
+  @Test
+  void historySaysWhereEtcdsCompactionEndedIt() throws Exception {
+    String n = name();
+    HolderId a = HolderId.generate();
+    try (TestServer own = TestServers.of(EtcdServers.spec());
+        Client admin = Client.builder().endpoints(own.endpoint()).build();
+        EtcdLeaseStore s = EtcdLeaseStore.builder(own.endpoint()).build()) {
+      s.acquireOrRenew(n, a, Duration.ofMinutes(1)).orElseThrow();
+      assertThat(s.release(n, a)).isTrue();
+      LeaseGrant gb = s.acquireOrRenew(n, HolderId.generate(), Duration.ofMinutes(1)).orElseThrow();
+      admin.getKVClient().compact(gb.token()).get(10, TimeUnit.SECONDS);
+      List<String> args = List.of("history", n, "--store", "etcd", "--endpoints", own.endpoint());
+
+      CliRun j = CliRun.run(concat(args, "--json"));
+      assertThat(j.code()).as(j.toString()).isZero();
+      assertThat(j.json().get("compactRevision").asLong()).isEqualTo(gb.token());
+      assertThat(j.json().get("changes")).hasSize(1);
+      assertThat(j.json().get("changes").get(0).get("token").asLong()).isEqualTo(gb.token());
+      CliRun text = CliRun.run(args.toArray(String[]::new));
+      assertThat(text.code()).as(text.toString()).isZero();
+      assertThat(text.out()).contains("etcd compacted the revisions below " + gb.token(),
+          "earlier changes are gone");
+    }
+  }
+
+  private static String[] concat(List<String> args, String... more) {
+    List<String> all = new ArrayList<>(args);
+    all.addAll(List.of(more));
+    return all.toArray(String[]::new);
   }
 
   @Test
