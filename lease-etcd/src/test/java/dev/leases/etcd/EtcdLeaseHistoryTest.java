@@ -155,6 +155,38 @@ class EtcdLeaseHistoryTest {
     }
   }
 
+  /**
+   * A lease key deleted by hand is an expiry at the revision of the delete (etcd records no
+   * difference), with the etcd lease it was on; the next grant follows it.
+   */
+  @Test
+  void aKeyDeletedByHandIsAnExpiryAtTheDeletesRevision() throws Exception {
+    String n = random("by-hand");
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    try (EtcdLeaseStore s = store(EtcdServers.endpoints())) {
+      LeaseGrant ga = s.acquireOrRenew(n, a, Duration.ofMinutes(1)).orElseThrow();
+      long leaseA = admin.getKVClient().get(new KeyLayout(prefix).leaseKey(n))
+          .get(10, TimeUnit.SECONDS).getKvs().get(0).getLease();
+      otherWrites(admin, 7);
+      long deletedAt = admin.getKVClient().delete(new KeyLayout(prefix).leaseKey(n))
+          .get(10, TimeUnit.SECONDS).getHeader().getRevision();
+      otherWrites(admin, 9);
+      LeaseGrant gb = s.acquireOrRenew(n, b, Duration.ofMinutes(1)).orElseThrow();
+
+      EtcdLeaseHistory h = s.history(n, 10);
+
+      assertThat(h.changes()).hasSize(3);
+      assertThat(h.changes().get(0)).extracting(Change::kind, Change::revision, Change::holder)
+          .containsExactly(Kind.GRANTED, gb.token(), b);
+      assertThat(h.changes().get(1))
+          .isEqualTo(new Change(deletedAt, Kind.EXPIRED, a, ga.token(), leaseA));
+      assertThat(h.changes().get(2))
+          .isEqualTo(new Change(ga.token(), Kind.GRANTED, a, ga.token(), leaseA));
+      assertThat(h.truncated()).isFalse();
+    }
+  }
+
   @Test
   void aNameNeverGrantedHasAnEmptyCompleteHistory() {
     try (EtcdLeaseStore s = store(EtcdServers.endpoints())) {
