@@ -14,7 +14,11 @@ public final class ExitCodes {
    * {@link dev.leases.LeaseListing}).
    */
   public static final int REFUSED = 1;
-  /** Bad command line: unknown command or store, a malformed lease name, a missing option. */
+  /**
+   * Bad command line: unknown command or store, a malformed lease name, a missing option, or a
+   * command the chosen store cannot serve at all ({@code history} on postgres, redis or consul,
+   * which keep no history; only etcd does), refused before anything is sent.
+   */
   public static final int USAGE = 2;
   /** The store did not answer in time or answered with an error; the outcome is unknown. */
   public static final int UNAVAILABLE = 3;

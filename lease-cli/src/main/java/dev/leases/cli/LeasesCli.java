@@ -15,14 +15,16 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "leases", mixinStandardHelpOptions = true,
     versionProvider = LeasesCli.Version.class,
-    description = "Inspect, list, watch and force-release leases in a lease store.",
+    description = {"Inspect, list, watch and force-release leases in a lease store;",
+        "on etcd, also read a lease's history."},
     subcommands = {InspectCommand.class, ListCommand.class, WatchCommand.class,
-        TokenCommand.class, ReleaseCommand.class, CommandLine.HelpCommand.class},
+        TokenCommand.class, HistoryCommand.class, ReleaseCommand.class,
+        CommandLine.HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:done",
         "1:not found or refused (no token known, nothing held, release lost a race, cannot list)",
-        "2:usage (bad option, unknown store, malformed lease name)",
+        "2:usage (bad option, unknown store, malformed lease name, history not on etcd)",
         "3:store unavailable (did not answer within --timeout, or answered with an error)"},
     footerHeading = "%nSecrets:%n",
     footer = "The password (postgres, redis) or ACL token (consul) is read from --password-file or"

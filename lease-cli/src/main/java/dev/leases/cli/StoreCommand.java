@@ -26,6 +26,7 @@ abstract class StoreCommand implements Callable<Integer> {
 
   @Override
   public final Integer call() {
+    refuseBackend(storeOptions.backend);
     StoreOptions.Opened opened = storeOptions.open(cli.env());
     try (opened) {
       return run(opened, new Output(cli.out(), json));
@@ -44,6 +45,12 @@ abstract class StoreCommand implements Callable<Integer> {
       throw new CliException(ExitCodes.USAGE, opened.secrets().redact(e.getMessage()), e);
     }
   }
+
+  /**
+   * Throws a {@link CliException} if the command cannot run on {@code backend} at all; called
+   * before the store is opened, so nothing is sent. Every backend by default.
+   */
+  void refuseBackend(StoreOptions.Backend backend) {}
 
   /** Runs the command on an open store; returns the exit code. */
   abstract int run(StoreOptions.Opened store, Output output);

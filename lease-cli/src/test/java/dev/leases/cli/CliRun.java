@@ -53,6 +53,17 @@ record CliRun(int code, String out, String err) {
         .extracting(j -> j.get("status").asText()).containsExactly("HELD", "FREE");
   }
 
+  /**
+   * Checks that {@code history} was refused on {@code backend} before anything was printed: exit
+   * 2 (usage), and a message that says this backend keeps no history and etcd does.
+   */
+  static void assertHistoryRefused(CliRun r, String backend) {
+    assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.USAGE);
+    assertThat(r.err()).as(r.toString()).contains("the " + backend + " store keeps no history",
+        "etcd keeps one", "--store etcd");
+    assertThat(r.out()).as(r.toString()).isEmpty();
+  }
+
   /** The single JSON object printed. */
   JsonNode json() {
     List<JsonNode> lines = jsonLines();

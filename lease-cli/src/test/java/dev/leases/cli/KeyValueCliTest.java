@@ -49,7 +49,7 @@ abstract class KeyValueCliTest {
     store.close();
   }
 
-  private LeaseStore store() {
+  LeaseStore store() {
     return store;
   }
 
@@ -65,11 +65,11 @@ abstract class KeyValueCliTest {
     return all.toArray(String[]::new);
   }
 
-  private CliRun cli(String... args) {
+  CliRun cli(String... args) {
     return CliRun.run(args(args));
   }
 
-  private static String name() {
+  static String name() {
     return "cli-" + UUID.randomUUID();
   }
 

@@ -52,6 +52,15 @@ class PostgresCliTest {
     return CliRun.run(all.toArray(String[]::new));
   }
 
+  /** A lease row is updated in place: {@code history} says PostgreSQL keeps none, etcd does. */
+  @Test
+  void historyIsRefusedSayingPostgresKeepsNoneAndEtcdDoes() {
+    String n = name();
+    store.acquireOrRenew(n, HolderId.generate(), Duration.ofMinutes(1)).orElseThrow();
+    CliRun.assertHistoryRefused(cli("history", n), "postgres");
+    CliRun.assertHistoryRefused(cli("history", n, "--json"), "postgres");
+  }
+
   @Test
   void inspectShowsHeldWithHolderTokenAndExpiry() {
     String n = name();
@@ -252,10 +261,13 @@ class PostgresCliTest {
     assertThat(wrongOption.code()).isEqualTo(ExitCodes.USAGE);
     assertThat(wrongOption.err()).contains("--key-prefix");
 
-    assertThat(CliRun.run("history", "job").code()).isEqualTo(ExitCodes.USAGE);
+    CliRun unknownCommand = CliRun.run("replay", "job");
+    assertThat(unknownCommand.code()).isEqualTo(ExitCodes.USAGE);
+    assertThat(unknownCommand.err()).contains("replay");
     assertThat(CliRun.run().code()).isEqualTo(ExitCodes.USAGE);
     CliRun help = CliRun.run("--help");
     assertThat(help.code()).isZero();
-    assertThat(help.out()).contains("Exit codes", "3", "store unavailable", Secrets.ENV_VAR);
+    assertThat(help.out()).contains("Exit codes", "3", "store unavailable", Secrets.ENV_VAR,
+        "history", "(etcd only)", "history not on");
   }
 }

@@ -44,6 +44,15 @@ class RedisCliTest {
     return CliRun.run(args(args));
   }
 
+  /** Redis keeps nothing of past tenures: {@code history} says so and points to etcd. */
+  @Test
+  void historyIsRefusedSayingRedisKeepsNoneAndEtcdDoes() {
+    String n = "job-" + UUID.randomUUID();
+    store.acquireOrRenew(n, HolderId.generate(), Duration.ofMinutes(1)).orElseThrow();
+    CliRun.assertHistoryRefused(cli("history", n), "redis");
+    CliRun.assertHistoryRefused(cli("history", n, "--json", "--limit", "5"), "redis");
+  }
+
   @Test
   void inspectTokenAndForcedRelease() {
     String n = "job-" + UUID.randomUUID();

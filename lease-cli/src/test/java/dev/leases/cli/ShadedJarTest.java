@@ -76,7 +76,8 @@ class ShadedJarTest {
   void exitCodesOfTheProcess() throws Exception {
     Run help = java("--help");
     assertThat(help.code()).as(help.toString()).isZero();
-    assertThat(help.out()).contains("inspect", "list", "watch", "token", "release", "Exit codes");
+    assertThat(help.out()).contains("inspect", "list", "watch", "token", "history", "release",
+        "Exit codes");
     System.out.println("lease-cli.jar: --help took " + help.took().toMillis() + " ms, jar "
         + Files.size(JAR) + " bytes");
 

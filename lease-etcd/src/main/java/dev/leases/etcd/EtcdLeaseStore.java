@@ -137,7 +137,8 @@ import org.slf4j.LoggerFactory;
  * range {@code <keyPrefix>/} ({@code etcdctl role grant-permission --prefix=true ROLE readwrite
  * <keyPrefix>/}) — every key this store, {@link EtcdRunLedger} and {@link EtcdFence} keep is under
  * it, except the resources a fence guards, which need write as well; an observer's role needs
- * {@code read} on it ({@code inspect}, {@code token}, {@code onRelease}, {@code names}). etcd's lease calls need
+ * {@code read} on it ({@code inspect}, {@code token}, {@code onRelease}, {@code names},
+ * {@code history}). etcd's lease calls need
  * no permission of their own (grant and keep-alive are unchecked, revoke and time-to-live check
  * the attached keys, all under the prefix). A call etcd refuses for who is calling throws
  * {@link EtcdAccessDeniedException}, naming the user and the key range; a TLS handshake that fails
@@ -163,6 +164,11 @@ import org.slf4j.LoggerFactory;
  * request stays well under gRPC's 4 MiB answers) and send their requests at once. {@link #onRelease} watches the lease key and fires on its {@code DELETE}
  * (release, expiry or manual delete); a lost watch only delays followers until the expiry they last
  * read.
+ *
+ * <p><b>History.</b> etcd keeps every revision of a key until compaction, so {@link #history}
+ * (not part of {@link LeaseStore}; the other backends keep no history) lists a lease's past
+ * grants, rewrites, releases and expiries with their holders and tokens, back to the compact
+ * revision.
  */
 public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
 
@@ -991,6 +997,184 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
     return List.copyOf(smallest);
   }
 
+  /** The largest {@code limit} {@link #history} accepts. */
+  public static final int MAX_HISTORY = 1000;
+
+  /**
+   * The changes of lease {@code name} that etcd still keeps, newest first, up to {@code limit}:
+   * each grant (a new tenure, its token), rewrite of the key within a tenure, release and expiry,
+   * with the holder, the token and the etcd lease the key was on. etcd keeps every revision of a
+   * key until it is compacted ({@code --auto-compaction-*}, or {@code etcdctl compact}); the
+   * revisions below the compact revision are gone, and the answer then says where it stopped
+   * ({@link EtcdLeaseHistory#compactRevision()}) instead of failing. Ordinary renewals write
+   * nothing (they keep the etcd lease alive), so they are not changes.
+   *
+   * <p><b>How it is read.</b> Every read is at a fixed past revision, so the answer is a snapshot
+   * at the revision of the first read, whatever happens meanwhile; a grant racing with the call is
+   * not in it. The walk goes back through the versions of the lease key and of the companion key
+   * ({@code <keyPrefix>/last/}, which every acquire and release writes in the same transaction as
+   * the lease key): one read per change, and for an expiry, whose revision etcd records only as a
+   * deletion of the lease key, a binary search for it between the tenure's grant and the next
+   * record (about log2 of the revisions in between, e.g. 20 reads across a million). Reaching the
+   * compaction costs another such search, for the compact revision. Keys written by hand are
+   * reported as etcd saw them, as far as the companion key tells; a hand-deleted companion key
+   * ends the walk there, as if nothing came before. The whole call is bounded by the call timeout
+   * and fails with {@link LeaseStoreUnavailableException} if it cannot finish in time (lower the
+   * limit or raise {@code callTimeout}); it starts no watch and no thread. Needs {@code read} on
+   * {@code <keyPrefix>/}, as {@link #inspect} does.
+   *
+   * <p><b>Races.</b> The answer is as of {@link EtcdLeaseHistory#revision()}: a grant, release or
+   * expiry after it is missing, so {@link #inspect} right after may show a newer state, and the
+   * newest change is not a claim about now. A lease whose TTL ran out but that etcd has not
+   * revoked yet (up to about half a second) still ends in its grant or rewrite. A compaction
+   * during the call ends the walk where it could still read, reported as the compact revision.
+   *
+   * @param limit 1 to {@value #MAX_HISTORY} changes, the newest
+   * @throws IllegalArgumentException for a malformed name or a limit out of range
+   * @throws IllegalStateException if the lease key or the companion key holds a value this
+   *     library did not write (as {@link #inspect} does)
+   */
+  public EtcdLeaseHistory history(String name, int limit) {
+    LeaseArguments.requireName(name);
+    if (limit < 1 || limit > MAX_HISTORY) {
+      throw new IllegalArgumentException(
+          "limit must be 1 to " + MAX_HISTORY + " changes, got " + limit);
+    }
+    ensureOpen();
+    Calls.Budget budget = calls.budget();
+    String what = "read the history of lease '" + name + "'";
+    Snapshot s = snapshot(name, 0, budget, what);
+    long revision = s.revision();
+    long readable = revision; // the lowest revision read so far
+    List<EtcdLeaseHistory.Change> changes = new ArrayList<>();
+    try {
+      while (s.lease != null || s.last != null) {
+        if (changes.size() == limit) {
+          return new EtcdLeaseHistory(name, revision, changes, 0, true);
+        }
+        long at;
+        if (s.lease != null) {
+          KeyValue kv = requireOurs(s.lease);
+          changes.add(new EtcdLeaseHistory.Change(kv.getModRevision(),
+              kv.getModRevision() == kv.getCreateRevision() ? EtcdLeaseHistory.Kind.GRANTED
+                  : EtcdLeaseHistory.Kind.REWRITTEN,
+              holderOf(kv), kv.getCreateRevision(), kv.getLease()));
+          at = kv.getModRevision() - 1;
+        } else {
+          // the key is gone: the companion's latest version says by which tenure and how
+          LastTenure last = LastTenure.parse(s.last);
+          long deleted = last.released() ? s.last.getModRevision()
+              : firstAbsent(name, last.token(), readable, budget, what);
+          at = deleted - 1;
+          // the etcd lease the key was on is in the version before the deletion
+          Compacted gone = null;
+          Snapshot before = null;
+          try {
+            before = at < 1 ? null : snapshot(name, at, budget, what);
+          } catch (Compacted c) {
+            gone = c;
+          }
+          long leaseId = before != null && before.lease != null
+              && before.lease.getCreateRevision() == last.token() ? before.lease.getLease() : 0;
+          changes.add(new EtcdLeaseHistory.Change(deleted, last.released()
+              ? EtcdLeaseHistory.Kind.RELEASED : EtcdLeaseHistory.Kind.EXPIRED,
+              last.holder(), last.token(), leaseId));
+          if (gone != null) {
+            throw gone;
+          }
+          if (before == null) {
+            break;
+          }
+          s = before;
+          readable = at;
+          continue;
+        }
+        if (at < 1) {
+          break;
+        }
+        s = snapshot(name, at, budget, what);
+        readable = at;
+      }
+      return new EtcdLeaseHistory(name, revision, changes, 0, false);
+    } catch (Compacted c) {
+      return new EtcdLeaseHistory(name, revision, changes,
+          compactRevision(name, c.revision, readable, budget, what), false);
+    }
+  }
+
+  /** A read below etcd's compact revision: etcd no longer has that revision. */
+  private static final class Compacted extends RuntimeException {
+    final long revision;
+
+    Compacted(long revision, Throwable cause) {
+      super("revision " + revision + " is compacted", cause, false, false);
+      this.revision = revision;
+    }
+  }
+
+  /**
+   * The revision at which the lease key of a tenure granted at {@code token} was deleted: the
+   * first revision in ({@code token}, {@code absentAt}] without the key (it is absent at
+   * {@code absentAt}). Binary search: no other tenure began in between (every acquire writes the
+   * companion key, whose latest version is this tenure's), so the key is there up to the deletion
+   * and gone after.
+   */
+  private long firstAbsent(String name, long token, long absentAt, Calls.Budget budget,
+      String what) {
+    long lo = token + 1;
+    long hi = absentAt;
+    while (lo < hi) {
+      long mid = lo + (hi - lo) / 2;
+      if (countAt(name, mid, budget, what) > 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return Math.min(lo, absentAt);
+  }
+
+  /**
+   * etcd's compact revision, the lowest it can still read: between {@code compacted} (refused) and
+   * {@code readable} (read), by binary search. Compaction may move on meanwhile; then this is the
+   * revision the walk could read down to.
+   */
+  private long compactRevision(String name, long compacted, long readable, Calls.Budget budget,
+      String what) {
+    long lo = compacted + 1;
+    long hi = readable;
+    while (lo < hi) {
+      long mid = lo + (hi - lo) / 2;
+      try {
+        countAt(name, mid, budget, what);
+        hi = mid;
+      } catch (Compacted c) {
+        lo = mid + 1;
+      }
+    }
+    return hi;
+  }
+
+  /** Whether the lease key exists at {@code revision} (1 or 0); {@link Compacted} if gone. */
+  private long countAt(String name, long revision, Calls.Budget budget, String what) {
+    ByteSequence key = keys.leaseKey(name);
+    GetOption at = GetOption.builder().withRevision(revision).withCountOnly(true).build();
+    return compactedAt(revision, () -> calls.retrying(() -> kv.get(key, at), budget, what))
+        .getCount();
+  }
+
+  /** Runs a read at {@code revision}, turning etcd's "revision has been compacted" into {@link Compacted}. */
+  private static <T> T compactedAt(long revision, Supplier<T> read) {
+    try {
+      return read.get();
+    } catch (LeaseStoreUnavailableException e) {
+      if (Calls.code(e) == ErrorCode.OUT_OF_RANGE) {
+        throw new Compacted(revision, e);
+      }
+      throw e;
+    }
+  }
+
   /**
    * Runs {@code listener} when the lease key is deleted: released, expired, or deleted by hand. One
    * watch serves every listener of a name; listeners run one at a time on the store's own thread
@@ -1106,13 +1290,23 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
     }
   }
 
-  /** The lease key and the companion key read at one revision. */
+  /** The lease key and the companion key read at one revision, the latest. */
   private Snapshot snapshot(String name, Calls.Budget budget) {
+    return snapshot(name, 0, budget, "read lease '" + name + "'");
+  }
+
+  /**
+   * The lease key and the companion key as they were at {@code at} (0: the latest), read in one
+   * transaction; {@link Snapshot#revision()} is the revision of the read (the latest). A revision
+   * etcd compacted throws {@link Compacted}.
+   */
+  private Snapshot snapshot(String name, long at, Calls.Budget budget, String what) {
     ByteSequence key = keys.leaseKey(name);
     ByteSequence lastKey = keys.lastKey(name);
-    TxnResponse r = calls.retrying(() -> kv.txn()
-        .Then(Op.get(key, GetOption.DEFAULT), Op.get(lastKey, GetOption.DEFAULT))
-        .commit(), budget, "read lease '" + name + "'");
+    GetOption option = at == 0 ? GetOption.DEFAULT : GetOption.builder().withRevision(at).build();
+    TxnResponse r = compactedAt(at, () -> calls.retrying(() -> kv.txn()
+        .Then(Op.get(key, option), Op.get(lastKey, option))
+        .commit(), budget, what));
     List<GetResponse> gets = r.getGetResponses();
     return new Snapshot(first(gets.get(0)), first(gets.get(1)), r.getHeader().getRevision());
   }

@@ -61,7 +61,7 @@ class EtcdRbacTest {
     String name = SecureEtcd.random("watched-");
     HolderId h = HolderId.generate();
     try (LeaseStore holderStore = store(holder, prefixA);
-        LeaseStore observerStore = store(observer, prefixA)) {
+        EtcdLeaseStore observerStore = store(observer, prefixA)) {
       LeaseGrant g = holderStore.acquireOrRenew(name, h, TTL).orElseThrow();
       assertThat(observerStore.inspect(name)).isInstanceOfSatisfying(LeaseState.Held.class,
           held -> assertThat(held.lastToken()).isEqualTo(g.token()));
@@ -88,13 +88,17 @@ class EtcdRbacTest {
           .hasMessageContaining(observer).hasMessageContaining("release '" + name + "'");
       assertThat(observerStore.inspect(name)).isInstanceOf(LeaseState.Held.class);
       assertThat(holderStore.release(name, h)).isTrue();
+      assertThat(observerStore.history(name, 10).changes()).as("history needs read only")
+          .extracting(EtcdLeaseHistory.Change::kind).containsExactly(EtcdLeaseHistory.Kind.RELEASED,
+              EtcdLeaseHistory.Kind.GRANTED, EtcdLeaseHistory.Kind.RELEASED,
+              EtcdLeaseHistory.Kind.GRANTED);
     }
   }
 
   @Test
   void aHolderConfinedToOnePrefixCannotTouchAnotherPrefixsLeases() throws Exception {
     String name = SecureEtcd.random("other-");
-    try (LeaseStore wrongPrefix = store(holder, prefixB)) {
+    try (EtcdLeaseStore wrongPrefix = store(holder, prefixB)) {
       assertThatThrownBy(() -> wrongPrefix.acquireOrRenew(name, HolderId.generate(), TTL))
           .isInstanceOf(EtcdAccessDeniedException.class).hasMessageContaining(holder)
           .hasMessageContaining("'" + prefixB + "/'");
@@ -102,6 +106,9 @@ class EtcdRbacTest {
           .isInstanceOf(EtcdAccessDeniedException.class).hasMessageContaining(holder);
       assertThatThrownBy(() -> wrongPrefix.token(name))
           .isInstanceOf(EtcdAccessDeniedException.class);
+      assertThatThrownBy(() -> wrongPrefix.history(name, 10))
+          .isInstanceOf(EtcdAccessDeniedException.class).hasMessageContaining(holder)
+          .hasMessageContaining("read the history of lease '" + name + "'");
       assertThatThrownBy(() -> wrongPrefix.release(name, HolderId.generate()))
           .isInstanceOf(EtcdAccessDeniedException.class);
     }
