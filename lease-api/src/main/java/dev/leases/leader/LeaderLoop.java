@@ -115,7 +115,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     this.ttl = b.ttl;
     this.renewInterval = b.renewInterval;
     this.standDownMargin = b.standDownMargin;
-    this.clockJumps = new ClockJumps(b.clock, b.clockJumpTolerance);
+    this.clockJumps = new ClockJumps(b.clockJumpTolerance);
     this.followerMaxWait = b.followerMaxWait;
     this.retryBackoff = b.retryBackoff;
     this.callTimeout = b.callTimeout;
@@ -424,13 +424,11 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       } else {
         acquireFailures.failed(e);
       }
-      markStep();
       return renewInterval;
     }
     acquireFailures.succeeded();
     Optional<LeaseGrant> result = answer.grant();
     if (sentEpoch != epoch) {
-      markStep();
       return Duration.ZERO;
     }
     if (result.isPresent()) {
@@ -447,7 +445,6 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
         events.post("tokenAdvanced(" + previous.token + ", " + g.token() + ")",
             l -> l.tokenAdvanced(name, previous.token, g.token()));
       }
-      markStep();
       long spent = clock.monotonicNanos() - m0;
       return Duration.ofNanos(Math.max(0, renewInterval.toNanos() - spent));
     }
@@ -467,7 +464,6 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
         wait = renewInterval;
       }
     }
-    markStep();
     return wait;
   }
 
@@ -498,10 +494,6 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     }
     Duration wait = held.remaining().plusMillis(1);
     return wait.compareTo(followerMaxWait) > 0 ? followerMaxWait : wait;
-  }
-
-  private void markStep() {
-    clockJumps.mark();
   }
 
   private void setTenure(Tenure t) {

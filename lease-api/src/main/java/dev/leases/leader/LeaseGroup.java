@@ -121,7 +121,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
         b.listenerExecutor != null ? b.listenerExecutor : LeaseThreads.sharedListeners());
     this.acquireFailures = new FailureLog(log, "lease group '" + label + "': acquire batch",
         FAILURE_LOG_INTERVAL, clock);
-    this.clockJumps = new ClockJumps(clock, timings.clockJumpTolerance());
+    this.clockJumps = new ClockJumps(timings.clockJumpTolerance());
   }
 
   /** Starts configuring a group on {@code store}. */
@@ -427,7 +427,6 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       }
     }
     releasePending(); // names removed while their batch was in flight
-    clockJumps.mark();
     long spent = clock.monotonicNanos() - m0;
     return Duration.ofNanos(Math.max(0, timings.renewInterval().toNanos() - spent));
   }

@@ -1,0 +1,100 @@
+package dev.leases.leader;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import static dev.leases.testing.Conditions.waitUntil;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseGrant;
+import dev.leases.LeaseStore;
+import dev.leases.memory.InMemoryLeaseStore;
+import dev.leases.spi.ForwardingLeaseStore;
+import dev.leases.time.ManualClock;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Review findings on {@link LeaderLoop}: interleavings the step-by-step tests did not cover,
+ * driven with a manual clock and a scripted store.
+ */
+class LeaderLoopReviewTest {
+
+  private static final String NAME = "review-lease";
+  private static final Duration TTL = Duration.ofSeconds(3);
+  private static final Duration RENEW = Duration.ofSeconds(1);
+
+  private final ManualClock clock = new ManualClock();
+  private final ScriptedStore store = new ScriptedStore(clock);
+  private final List<String> events = Collections.synchronizedList(new ArrayList<>());
+
+  private final LeaderListener recorder = new LeaderListener() {
+    @Override
+    public void acquired(String name, long token) {
+      events.add("acquired " + token);
+    }
+
+    @Override
+    public void lost(String name, long token, LossReason reason) {
+      events.add("lost " + token + " " + reason);
+    }
+  };
+
+  private LeaderLoop loop() {
+    return LeaderLoop.builder(store, NAME).ttl(TTL).clock(clock).listener(recorder)
+        .storeCalls(StoreCalls.direct()).listenerExecutor(Runnable::run).build();
+  }
+
+  /**
+   * A VM suspended (or snapshotted) while a renewal is on its way must count as a clock jump: a
+   * restored copy would otherwise keep the holder id and re-acquire under it, and two copies with
+   * one id share one token that the fence cannot tell apart.
+   */
+  @Test
+  void aSuspensionDuringAStoreCallIsAClockJumpAtTheNextStep() {
+    LeaderLoop loop = loop();
+    loop.step();
+    long token = loop.currentToken();
+    HolderId before = loop.holder();
+    clock.advance(RENEW);
+    store.next(() -> {
+      Optional<LeaseGrant> g = store.real.acquireOrRenew(NAME, before, TTL);
+      clock.suspend(Duration.ofSeconds(40));
+      return g;
+    });
+    loop.step();
+    assertThat(loop.currentToken()).as("the wall deadline passed during the suspension").isZero();
+    loop.step();
+    assertThat(events).as("the suspension happened within the loop's watch")
+        .contains("lost " + token + " CLOCK_JUMP");
+    assertThat(loop.holder()).as("a fresh holder id after the suspension").isNotEqualTo(before);
+  }
+
+  /** Throws {@code error} from the next acquireOrRenew once armed, as a broken client can. */
+  static final class ThrowingOnce extends ForwardingLeaseStore {
+    final AtomicBoolean armed = new AtomicBoolean();
+    final Error error;
+
+    ThrowingOnce(LeaseStore delegate, Error error) {
+      super(delegate);
+      this.error = error;
+    }
+
+    @Override
+    public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
+      if (armed.compareAndSet(true, false)) {
+        throw error;
+      }
+      return super.acquireOrRenew(name, holder, ttl);
+    }
+  }
+}

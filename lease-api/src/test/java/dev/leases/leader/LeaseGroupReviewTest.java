@@ -1,0 +1,67 @@
+package dev.leases.leader;
+
+import static dev.leases.testing.Conditions.waitUntil;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.leases.HolderId;
+import dev.leases.LeaseState;
+import dev.leases.LeaseStoreClosedException;
+import dev.leases.memory.InMemoryLeaseStore;
+import dev.leases.time.ManualClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Review findings on {@link LeaseGroup}: interleavings the round-by-round tests did not cover,
+ * driven with a manual clock and a scripted store.
+ */
+class LeaseGroupReviewTest {
+
+  private static final Duration TTL = Duration.ofSeconds(3);
+  private static final Duration RENEW = Duration.ofSeconds(1);
+
+  private final ManualClock clock = new ManualClock();
+  private final ScriptedStore store = new ScriptedStore(clock);
+  private final List<String> events = Collections.synchronizedList(new ArrayList<>());
+
+  private final LeaderListener recorder = new LeaderListener() {
+    @Override
+    public void acquired(String name, long token) {
+      events.add(name + " acquired " + token);
+    }
+
+    @Override
+    public void lost(String name, long token, LossReason reason) {
+      events.add(name + " lost " + token + " " + reason);
+    }
+  };
+
+  private LeaseGroup group(String... names) {
+    LeaseGroup g = LeaseGroup.builder(store).ttl(TTL).clock(clock).listener(recorder)
+        .storeCalls(StoreCalls.direct()).listenerExecutor(Runnable::run).build();
+    for (String n : names) {
+      assertThat(g.add(n)).isTrue();
+    }
+    return g;
+  }
+
+  /** As for the loop: a suspension while a batch is on its way is a clock jump. */
+  @Test
+  void aSuspensionDuringABatchIsAClockJumpAtTheNextRound() {
+    LeaseGroup g = group("a");
+    g.round();
+    long a = g.currentToken("a");
+    HolderId before = g.holder();
+    clock.advance(RENEW);
+    store.beforeNextBatch(() -> clock.suspend(Duration.ofSeconds(40)));
+    g.round();
+    assertThat(g.currentToken("a")).as("the wall deadline passed during the suspension").isZero();
+    g.round();
+    assertThat(events).as("the suspension happened within the group's watch")
+        .contains("a lost " + a + " CLOCK_JUMP");
+    assertThat(g.holder()).as("a fresh holder id after the suspension").isNotEqualTo(before);
+  }
+}
