@@ -295,7 +295,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       HolderId h = holder;
       try {
         calls.call(() -> store.release(name, h), callTimeout);
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         log.warn("lease '{}': release on close failed; it will expire by its TTL: {}", name,
             FailureLog.describe(e));
       }
@@ -316,7 +316,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     Duration next;
     try {
       next = step();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // keep the schedule: the flags below must be reset
       log.error("lease '{}': unexpected error in leader loop", name, e);
       next = renewInterval;
     }
@@ -416,7 +416,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       standDown(LossReason.RENEWAL_FAILED);
       closed = true;
       return Duration.ZERO;
-    } catch (Exception e) {
+    } catch (Exception | Error e) { // an Error too (a client's NoClassDefFoundError): unknown is no
       if (tenure != null) {
         log.warn("lease '{}': renewal failed, standing down (unknown is no): {}", name,
             FailureLog.describe(e));
@@ -459,7 +459,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     } else {
       try {
         wait = followerWait(calls.call(() -> store.inspect(name), callTimeout));
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         log.debug("lease '{}': inspect failed: {}", name, e.toString());
         wait = renewInterval;
       }

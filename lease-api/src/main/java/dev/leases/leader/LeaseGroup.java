@@ -335,7 +335,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     Duration next;
     try {
       next = round();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // keep the schedule: the flags below must be reset
       log.error("lease group '{}': unexpected error in a round", label, e);
       next = timings.renewInterval();
     }
@@ -483,7 +483,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     Map<String, AcquireResult> answers;
     try {
       answers = calls.call(() -> store.acquireOrRenewAll(names, h, timings.ttl()), timeout);
-    } catch (Exception e) {
+    } catch (Exception | Error e) { // an Error too (a client's NoClassDefFoundError): unknown is no
       if (e instanceof LeaseStoreClosedException) {
         log.warn("lease group '{}': the store was closed under the group; stopping", label);
         closed = true;
@@ -571,7 +571,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       List<String> batch = names.subList(i, Math.min(names.size(), i + LeaseStore.MAX_BATCH_SIZE));
       try {
         calls.call(() -> store.releaseAll(batch, h), timings.callTimeout());
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         log.warn("lease group '{}': releasing {} names failed; they expire by their TTL: {}",
             label, batch.size(), FailureLog.describe(e));
       }

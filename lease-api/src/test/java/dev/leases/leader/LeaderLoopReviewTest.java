@@ -97,4 +97,24 @@ class LeaderLoopReviewTest {
       return super.acquireOrRenew(name, holder, ttl);
     }
   }
+
+  /**
+   * A renewal that fails with an Error (a client missing a class at run time:
+   * NoClassDefFoundError, which a Netty mismatch produces) is a renewal that threw: unknown is no.
+   * The loop must stand down, say so, and keep contending, not die silently with its listeners
+   * still believing it leads.
+   */
+  @Test
+  void aRenewalThatThrowsAnErrorStandsDownAndTheLoopGoesOn() throws Exception {
+    ThrowingOnce broken = new ThrowingOnce(new InMemoryLeaseStore(),
+        new NoClassDefFoundError("io/netty/channel/MultiThreadIoEventLoopGroup"));
+    try (LeaderLoop loop = LeaderLoop.builder(broken, NAME).ttl(TTL).listener(recorder).start()) {
+      long token = loop.awaitLeadership(Duration.ofSeconds(10));
+      assertThat(token).isPositive();
+      broken.armed.set(true);
+      waitUntil("the loop hears of the failed renewal", Duration.ofSeconds(10),
+          () -> events.contains("lost " + token + " RENEWAL_FAILED"));
+      waitUntil("the loop leads again", Duration.ofSeconds(10), () -> loop.currentToken() != 0);
+    }
+  }
 }

@@ -64,4 +64,20 @@ class LeaseGroupReviewTest {
         .contains("a lost " + a + " CLOCK_JUMP");
     assertThat(g.holder()).as("a fresh holder id after the suspension").isNotEqualTo(before);
   }
+
+  /** A batch that fails with an Error is a batch that threw: its names stand down, rounds go on. */
+  @Test
+  void aBatchThatThrowsAnErrorStandsItsNamesDownAndTheRoundsGoOn() throws Exception {
+    LeaderLoopReviewTest.ThrowingOnce broken = new LeaderLoopReviewTest.ThrowingOnce(
+        new InMemoryLeaseStore(), new NoClassDefFoundError("io/netty/channel/EventLoopGroup"));
+    try (LeaseGroup g = LeaseGroup.builder(broken).ttl(TTL).listener(recorder).start()) {
+      g.add("a");
+      waitUntil("the group holds a", Duration.ofSeconds(10), () -> g.currentToken("a") != 0);
+      long a = g.currentToken("a");
+      broken.armed.set(true);
+      waitUntil("the group hears of the failed renewal", Duration.ofSeconds(10),
+          () -> events.contains("a lost " + a + " RENEWAL_FAILED"));
+      waitUntil("the group holds a again", Duration.ofSeconds(10), () -> g.currentToken("a") != 0);
+    }
+  }
 }
