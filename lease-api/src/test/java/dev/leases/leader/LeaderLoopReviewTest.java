@@ -117,4 +117,29 @@ class LeaderLoopReviewTest {
       waitUntil("the loop leads again", Duration.ofSeconds(10), () -> loop.currentToken() != 0);
     }
   }
+
+  /**
+   * A listener that throws an Error (an assertion in a test listener, a linkage error) is logged
+   * and ignored like one that throws an exception: later events of the loop are still delivered.
+   */
+  @Test
+  void aListenerThatThrowsAnErrorDoesNotSilenceLaterEvents() throws Exception {
+    ExecutorService listenerPool = Executors.newSingleThreadExecutor();
+    LeaderListener failing = new LeaderListener() {
+      @Override
+      public void acquired(String name, long token) {
+        throw new AssertionError("listener assertion");
+      }
+    };
+    try (LeaderLoop loop = LeaderLoop.builder(new InMemoryLeaseStore(), NAME).ttl(TTL)
+        .listener(failing).listener(recorder).listenerExecutor(listenerPool).start()) {
+      long token = loop.awaitLeadership(Duration.ofSeconds(10));
+      assertThat(token).isPositive();
+      loop.revoke();
+      waitUntil("the loss after the throwing callback is delivered", Duration.ofSeconds(10),
+          () -> events.contains("lost " + token + " REVOKED"));
+    } finally {
+      listenerPool.shutdownNow();
+    }
+  }
 }
