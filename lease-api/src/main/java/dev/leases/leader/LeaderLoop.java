@@ -428,25 +428,39 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     }
     acquireFailures.succeeded();
     Optional<LeaseGrant> result = answer.grant();
-    if (sentEpoch != epoch) {
-      return Duration.ZERO;
-    }
     if (result.isPresent()) {
       LeaseGrant g = result.get();
-      Tenure previous = tenure;
-      Tenure next = new Tenure(g.token(), LocalDeadline.after(m0, w0, g.ttl(), standDownMargin));
-      setTenure(next);
+      Tenure previous;
+      lock.lock();
+      try {
+        // the epoch check, the tenure and its event in one critical section: a revoke between
+        // them would otherwise be undone (leader under the revoked id) or heard before the grant
+        if (sentEpoch != epoch) {
+          return Duration.ZERO;
+        }
+        previous = tenure;
+        tenure = new Tenure(g.token(), LocalDeadline.after(m0, w0, g.ttl(), standDownMargin));
+        changed.signalAll();
+        if (previous == null) {
+          events.post("acquired(" + g.token() + ")", l -> l.acquired(name, g.token()));
+        } else if (previous.token != g.token()) {
+          events.post("tokenAdvanced(" + previous.token + ", " + g.token() + ")",
+              l -> l.tokenAdvanced(name, previous.token, g.token()));
+        }
+      } finally {
+        lock.unlock();
+      }
       if (previous == null) {
         log.info("lease '{}': leader with token {} as {}", name, g.token(), h);
-        events.post("acquired(" + g.token() + ")", l -> l.acquired(name, g.token()));
       } else if (previous.token != g.token()) {
         log.warn("lease '{}': token advanced {} -> {}; in-flight work under the old token is fenced",
             name, previous.token, g.token());
-        events.post("tokenAdvanced(" + previous.token + ", " + g.token() + ")",
-            l -> l.tokenAdvanced(name, previous.token, g.token()));
       }
       long spent = clock.monotonicNanos() - m0;
       return Duration.ofNanos(Math.max(0, renewInterval.toNanos() - spent));
+    }
+    if (sentEpoch != epoch) {
+      return Duration.ZERO;
     }
     if (tenure != null) {
       log.warn("lease '{}': renewal refused, another holder has it; standing down", name);
@@ -496,16 +510,6 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     return wait.compareTo(followerMaxWait) > 0 ? followerMaxWait : wait;
   }
 
-  private void setTenure(Tenure t) {
-    lock.lock();
-    try {
-      tenure = t;
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
-  }
-
   private void standDown(LossReason reason) {
     Tenure t;
     lock.lock();
@@ -516,10 +520,11 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       }
       tenure = null;
       changed.signalAll();
+      // under the lock, so that each event is queued in the order the state changed
+      events.post("lost(" + t.token + ", " + reason + ")", l -> l.lost(name, t.token, reason));
     } finally {
       lock.unlock();
     }
-    events.post("lost(" + t.token + ", " + reason + ")", l -> l.lost(name, t.token, reason));
   }
 
   /** Configures a {@link LeaderLoop}; {@link #build()} validates everything up front. */

@@ -142,4 +142,40 @@ class LeaderLoopReviewTest {
       listenerPool.shutdownNow();
     }
   }
+
+  /**
+   * A revoke that lands just after a grant was applied (here: from the log line that announces
+   * it, on the loop's thread, as a revoke from another thread could at that instant): listeners
+   * must hear the grant before the loss, never "lost" then "acquired" for a loop that is not
+   * leader.
+   */
+  @Test
+  void aRevokeRightAfterAGrantIsHeardAfterTheGrant() {
+    LeaderLoop loop = loop();
+    PrintStream original = System.err;
+    AtomicBoolean revoked = new AtomicBoolean();
+    StringBuilder line = new StringBuilder();
+    System.setErr(new PrintStream(new OutputStream() {
+      @Override
+      public void write(int b) {
+        original.write(b);
+        line.append((char) b);
+        if (b == '\n') {
+          if (line.indexOf("leader with token") >= 0 && revoked.compareAndSet(false, true)) {
+            loop.revoke();
+          }
+          line.setLength(0);
+        }
+      }
+    }, true, StandardCharsets.UTF_8));
+    try {
+      loop.step();
+    } finally {
+      System.setErr(original);
+    }
+    assertThat(revoked).isTrue();
+    assertThat(loop.currentToken()).isZero();
+    assertThat(events).as("the last event a listener hears must match the loop's state")
+        .containsExactly("acquired 1", "lost 1 REVOKED");
+  }
 }
