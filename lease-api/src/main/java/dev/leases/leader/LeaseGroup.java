@@ -146,6 +146,9 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       if (members.putIfAbsent(name, m) != null) {
         return false;
       }
+      // removed and added back before its release was sent: the lease (same holder id) is the
+      // one this member will renew, so a release sent later would free what the group reports held
+      toRelease.remove(name);
     } finally {
       lock.unlock();
     }
@@ -484,7 +487,8 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     try {
       answers = calls.call(() -> store.acquireOrRenewAll(names, h, timings.ttl()), timeout);
     } catch (Exception | Error e) { // an Error too (a client's NoClassDefFoundError): unknown is no
-      if (e instanceof LeaseStoreClosedException) {
+      boolean storeClosed = e instanceof LeaseStoreClosedException;
+      if (storeClosed) {
         log.warn("lease group '{}': the store was closed under the group; stopping", label);
         closed = true;
       }
@@ -496,7 +500,8 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       }
       lock.lock();
       try {
-        for (Member m : batch) {
+        // a closed store ends the group: names held by earlier batches will not be renewed either
+        for (Member m : storeClosed ? members.values() : batch) {
           standDown(m, LossReason.RENEWAL_FAILED);
         }
       } finally {
@@ -525,7 +530,9 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     if (answer instanceof AcquireResult.Granted granted) {
       LeaseGrant g = granted.lease();
       if (!member) {
-        toRelease.add(m.name); // removed while the batch was in flight
+        if (!members.containsKey(m.name)) {
+          toRelease.add(m.name); // removed while the batch was in flight
+        } // else added back meanwhile: the new member renews this very lease
         return;
       }
       Tenure previous = m.tenure;

@@ -65,6 +65,50 @@ class LeaseGroupReviewTest {
     assertThat(g.holder()).as("a fresh holder id after the suspension").isNotEqualTo(before);
   }
 
+  /**
+   * A name removed and added back while the round's first releases are in flight: the release
+   * queued by the removal must not be sent after the re-added name was granted, or the group
+   * reports a token for a lease it has itself just freed.
+   */
+  @Test
+  void aNameRemovedAndAddedBackDuringTheRoundsReleasesKeepsTheLeaseItReports() {
+    LeaseGroup g = group("a", "z");
+    g.round();
+    clock.advance(RENEW);
+    g.remove("z"); // the next round starts by releasing z
+    store.beforeNextReleaseBatch(() -> {
+      g.remove("a");
+      g.add("a");
+    });
+    g.round();
+    long a = g.currentToken("a");
+    assertThat(a).as("the re-added name is held again").isPositive();
+    assertThat(store.inspect("a")).as("the group reports token " + a + " for 'a'; the store must"
+        + " agree that the group holds it").isInstanceOf(LeaseState.Held.class);
+  }
+
+  /**
+   * The store closed under the group in the middle of a round: every name the group held must be
+   * reported lost, not only those of the batch that saw the close.
+   */
+  @Test
+  void aStoreClosedInAFreeBatchStandsDownTheNamesRenewedEarlierInTheRound() {
+    LeaseGroup g = group("a");
+    g.round();
+    long a = g.currentToken("a");
+    store.real.acquireOrRenew("b", HolderId.generate(), TTL).orElseThrow();
+    g.add("b");
+    clock.advance(RENEW);
+    store.beforeNextBatch(() -> {}); // the renewal of a
+    store.beforeNextBatch(() -> {
+      throw new LeaseStoreClosedException("store closed");
+    }); // the free batch with b
+    g.round();
+    assertThat(events).as("the group stopped: its listeners must hear that 'a' is gone")
+        .contains("a lost " + a + " RENEWAL_FAILED");
+    assertThat(g.currentToken("a")).isZero();
+  }
+
   /** A batch that fails with an Error is a batch that threw: its names stand down, rounds go on. */
   @Test
   void aBatchThatThrowsAnErrorStandsItsNamesDownAndTheRoundsGoOn() throws Exception {
