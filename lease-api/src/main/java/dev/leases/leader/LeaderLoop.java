@@ -102,6 +102,8 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
   private volatile HolderId holder;
   private volatile Tenure tenure;
   private volatile boolean closed;
+  /** Set once a step has sent an acquire or renewal: close() then releases. */
+  private volatile boolean contended;
   /** Bumped by {@link #revoke()}: a store call sent before a revoke must not set a tenure. */
   private volatile long epoch;
   private final ClockJumps clockJumps;
@@ -249,7 +251,8 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
   }
 
   /**
-   * Stops the loop and, if it leads, releases the lease so that a follower takes over at once.
+   * Stops the loop and releases the lease (if this loop's holder id has it in the store, also after
+   * a renewal whose outcome was unknown) so that a follower takes over at once.
    * Waits for a step in flight to finish (bounded by the call timeout). Listeners hear
    * {@code lost(CLOSED)} after every earlier event, on the listener thread, possibly after this
    * method returns.
@@ -289,9 +292,10 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     if (subscription != null) {
       subscription.close();
     }
-    Tenure held = tenure;
-    if (held != null) {
-      standDown(LossReason.CLOSED);
+    standDown(LossReason.CLOSED);
+    if (contended) {
+      // also when not leading now: a renewal whose outcome was unknown may have left the lease
+      // ours in the store. A release by a holder that does not have the lease changes nothing.
       HolderId h = holder;
       try {
         calls.call(() -> store.release(name, h), callTimeout);
@@ -405,6 +409,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     }
     HolderId h = holder;
     long sentEpoch = epoch;
+    contended = true;
     AcquireResult answer;
     try {
       boolean renewing = t != null;

@@ -92,6 +92,8 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
   private long epoch;
   private boolean started;
   private volatile boolean closed;
+  /** Set once a round has sent a batch: close() then releases every member. */
+  private volatile boolean contended;
   private final Condition roundEnded = lock.newCondition();
   private boolean roundRunning;
   private boolean wakeRequested;
@@ -264,14 +266,14 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
 
   /**
    * Stops the rounds, waits for one in flight (bounded by the call timeout), stands every name down
-   * ({@code lost(CLOSED)}) and releases the held ones with batch calls, so followers take over at
-   * once. A release that fails is logged; those names expire by their TTL.
+   * ({@code lost(CLOSED)}) and releases every member with batch calls (also those whose last batch
+   * had an unknown outcome), so followers take over at once. A release that fails is logged; those names expire by their TTL.
    */
   @Override
   public void close() {
     ScheduledFuture<?> p;
     List<Member> all;
-    List<String> release = new ArrayList<>();
+    Set<String> release = new LinkedHashSet<>();
     HolderId h;
     lock.lock();
     try {
@@ -283,8 +285,10 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       pending = null;
       awaitRoundLocked();
       all = new ArrayList<>(members.values());
-      for (Member m : all) {
-        if (m.tenure != null) {
+      if (contended) {
+        // every member, not only the held ones: a batch whose outcome was unknown may have left a
+        // name ours in the store; a release of a name the group does not have changes nothing
+        for (Member m : all) {
           release.add(m.name);
         }
       }
@@ -305,7 +309,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
         m.subscription.close();
       }
     }
-    releaseInBatches(release, h);
+    releaseInBatches(new ArrayList<>(release), h);
   }
 
   private void awaitRoundLocked() {
@@ -483,6 +487,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       return true;
     }
     Duration timeout = Duration.ofNanos(Math.max(1_000_000L, timeoutNanos));
+    contended = true;
     Map<String, AcquireResult> answers;
     try {
       answers = calls.call(() -> store.acquireOrRenewAll(names, h, timings.ttl()), timeout);

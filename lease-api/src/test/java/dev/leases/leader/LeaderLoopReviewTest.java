@@ -6,6 +6,7 @@ import static dev.leases.testing.Conditions.waitUntil;
 
 import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.memory.InMemoryLeaseStore;
 import dev.leases.spi.ForwardingLeaseStore;
@@ -177,5 +178,24 @@ class LeaderLoopReviewTest {
     assertThat(loop.currentToken()).isZero();
     assertThat(events).as("the last event a listener hears must match the loop's state")
         .containsExactly("acquired 1", "lost 1 REVOKED");
+  }
+
+  /**
+   * A renewal whose outcome is unknown stands the loop down, but the store may still hold its
+   * lease: a clean close must release it so that a follower takes over at once, not after a TTL.
+   */
+  @Test
+  void closeAfterAFailedRenewalReleasesWhatTheStoreMayStillHold() {
+    LeaderLoop loop = loop();
+    loop.step();
+    clock.advance(RENEW);
+    store.failNext();
+    loop.step();
+    assertThat(loop.currentToken()).isZero();
+    assertThat(store.inspect(NAME)).as("unknown: the store kept our lease")
+        .isInstanceOf(LeaseState.Held.class);
+    loop.close();
+    assertThat(store.inspect(NAME)).as("a clean close hands over at once")
+        .isInstanceOf(LeaseState.Free.class);
   }
 }

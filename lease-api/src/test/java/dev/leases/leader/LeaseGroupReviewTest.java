@@ -124,4 +124,20 @@ class LeaseGroupReviewTest {
       waitUntil("the group holds a again", Duration.ofSeconds(10), () -> g.currentToken("a") != 0);
     }
   }
+
+  /** As for the loop: close releases a name whose last renewal had an unknown outcome. */
+  @Test
+  void closeAfterAFailedRenewalBatchReleasesWhatTheStoreMayStillHold() {
+    LeaseGroup g = group("a");
+    g.round();
+    clock.advance(RENEW);
+    store.failNextBatch();
+    g.round();
+    assertThat(g.currentToken("a")).isZero();
+    assertThat(store.inspect("a")).as("unknown: the store kept our lease")
+        .isInstanceOf(LeaseState.Held.class);
+    g.close();
+    assertThat(store.inspect("a")).as("a clean close hands over at once")
+        .isInstanceOf(LeaseState.Free.class);
+  }
 }
