@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -99,6 +100,7 @@ final class LeaseKeeper implements AutoCloseable {
     private volatile boolean lost;
     private volatile boolean closed;
     private ScheduledFuture<?> next; // guarded by this
+    private CompletableFuture<?> inFlight; // the renewal on its way, if any; guarded by this
 
     private Held(LeaseGrant grant, long sendMono, long sendWall) {
       this.grant = grant;
@@ -148,6 +150,12 @@ final class LeaseKeeper implements AutoCloseable {
       }
       Duration timeout = Duration.ofNanos(Math.min(left, callTimeout.toNanos()));
       CompletableFuture<Optional<LeaseGrant>> answer = new CompletableFuture<>();
+      synchronized (this) {
+        if (closed) {
+          return;
+        }
+        inFlight = answer;
+      }
       Future<?> sent;
       try {
         sent = calls.submit(() -> {
@@ -190,12 +198,30 @@ final class LeaseKeeper implements AutoCloseable {
       lost = true;
     }
 
-    /** Stops renewing (it does not release the lease). */
+    /**
+     * Stops renewing (it does not release the lease) and waits for a renewal on its way to answer
+     * or time out (at most the call timeout), so that a release sent after this returns is not
+     * overtaken by it: a renewal that reaches the store after the release re-acquires the lease.
+     */
     @Override
-    public synchronized void close() {
-      closed = true;
-      if (next != null) {
-        next.cancel(false);
+    public void close() {
+      CompletableFuture<?> renewal;
+      synchronized (this) {
+        closed = true;
+        if (next != null) {
+          next.cancel(false);
+        }
+        renewal = inFlight;
+      }
+      if (renewal == null) {
+        return;
+      }
+      try {
+        renewal.get(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | TimeoutException e) {
+        // failed or unanswered: nothing more to wait for
       }
     }
   }

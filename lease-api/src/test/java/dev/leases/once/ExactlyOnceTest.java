@@ -296,6 +296,48 @@ class ExactlyOnceTest {
     assertThat(outcome).isInstanceOf(RunOutcome.Completed.class);
   }
 
+  /**
+   * The work ends while a renewal is on its way: the release must not overtake it, or the renewal
+   * re-acquires the freed job lease (a new tenure nobody renews or releases) and every other
+   * runner of the job gets RunningElsewhere until it expires.
+   */
+  @Test
+  void aRenewalInFlightWhenTheWorkEndsCannotReacquireTheReleasedLease() throws Exception {
+    Duration ttl = Duration.ofSeconds(3);
+    AtomicBoolean slow = new AtomicBoolean();
+    CountDownLatch renewalSent = new CountDownLatch(1);
+    CountDownLatch renewalDone = new CountDownLatch(1);
+    LeaseStore slowRenewals = new ForwardingLeaseStore(store.newClient()) {
+      @Override
+      public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration t) {
+        if (!slow.compareAndSet(true, false)) {
+          return super.acquireOrRenew(name, holder, t);
+        }
+        renewalSent.countDown();
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+        while (System.nanoTime() < until) { // the request is on the wire: an interrupt cannot stop it
+          Thread.onSpinWait();
+        }
+        try {
+          return super.acquireOrRenew(name, holder, t);
+        } finally {
+          renewalDone.countDown();
+        }
+      }
+    };
+    ExactlyOnce<Void> a = ExactlyOnce.builder(slowRenewals, ledger).ttl(ttl).clock(clock).build();
+    runners.add(a);
+    RunOutcome outcome = a.run(job, "r1", (n, ctx) -> {
+      slow.set(true);
+      assertThat(renewalSent.await(10, TimeUnit.SECONDS)).as("a renewal is in flight").isTrue();
+    });
+    assertThat(outcome).isInstanceOf(RunOutcome.Completed.class);
+    assertThat(renewalDone.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(store.inspect(RunKeys.leaseName(job)).status())
+        .as("released after the run, not re-acquired by the renewal that was in flight")
+        .isNotEqualTo(dev.leases.LeaseState.Status.HELD);
+  }
+
   @Test
   void badArgumentsAreRefusedWithMessagesThatSayWhatToChange() {
     ExactlyOnce<Void> a = runner(store);
