@@ -202,7 +202,12 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     }
   }
 
-  /** Starts contending on the loop's scheduler. Idempotent. */
+  /**
+   * Starts contending on the loop's scheduler. Idempotent. A failing release-hint subscription is
+   * logged and the loop runs without hints (a follower then polls until the expiry it read).
+   *
+   * @throws LeaseStoreClosedException if the loop or its store is closed
+   */
   public LeaderLoop start() {
     lock.lock();
     try {
@@ -212,8 +217,15 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       if (started) {
         return this;
       }
+      try {
+        subscription = store.onRelease(name, this::wake);
+      } catch (LeaseStoreClosedException e) {
+        throw e; // not started: nothing to contend on
+      } catch (RuntimeException e) { // hints are only hints: contend and poll without them
+        log.warn("lease '{}': release hints unavailable; a follower polls until the expiry it"
+            + " read: {}", name, FailureLog.describe(e));
+      }
       started = true;
-      subscription = store.onRelease(name, this::wake);
       RestoreHooks.register(this);
       scheduleLocked(Duration.ZERO);
       return this;

@@ -134,7 +134,8 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
   /**
    * Adds {@code name}: the group contends for it from its next round (at once if started). Returns
    * false if it is already a member. Subscribes to the store's release hints for the name, which on
-   * some stores waits once, for the first subscription, up to the store's call timeout.
+   * some stores waits once, for the first subscription, up to the store's call timeout; a
+   * subscription that fails is logged and the name is a member without hints (tried every round).
    *
    * @throws IllegalArgumentException for a malformed name
    * @throws LeaseStoreClosedException if the group is closed
@@ -154,8 +155,13 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     } finally {
       lock.unlock();
     }
-    m.subscription = store.onRelease(name, () -> hint(m));
-    if (members.get(name) != m) {
+    try {
+      m.subscription = store.onRelease(name, () -> hint(m));
+    } catch (RuntimeException e) { // hints are only hints: the name is a member all the same
+      log.warn("lease group '{}': release hints for '{}' unavailable; it is tried every round: {}",
+          label, name, FailureLog.describe(e));
+    }
+    if (m.subscription != null && members.get(name) != m) {
       m.subscription.close(); // removed (or the group closed) while subscribing
     }
     wake();

@@ -8,6 +8,7 @@ import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
+import dev.leases.LeaseStoreUnavailableException;
 import dev.leases.memory.InMemoryLeaseStore;
 import dev.leases.spi.ForwardingLeaseStore;
 import dev.leases.time.ManualClock;
@@ -197,5 +198,43 @@ class LeaderLoopReviewTest {
     loop.close();
     assertThat(store.inspect(NAME)).as("a clean close hands over at once")
         .isInstanceOf(LeaseState.Free.class);
+  }
+
+  /** Refuses the first release-hint subscription, as a store that cannot reach its server does. */
+  static final class HintsDownOnce extends ForwardingLeaseStore {
+    final AtomicBoolean refused = new AtomicBoolean();
+
+    HintsDownOnce(LeaseStore delegate) {
+      super(delegate);
+    }
+
+    @Override
+    public Subscription onRelease(String name, Runnable listener) {
+      if (refused.compareAndSet(false, true)) {
+        throw new LeaseStoreUnavailableException("release hints: connection refused", null);
+      }
+      return super.onRelease(name, listener);
+    }
+  }
+
+  /**
+   * Release hints are only hints: a store that cannot subscribe when the loop starts must not
+   * leave the loop marked started but never scheduled (a second start() returned at once and the
+   * loop never contended). The loop contends and polls.
+   */
+  @Test
+  void aLoopWhoseReleaseHintsCannotBeSubscribedStillContends() throws Exception {
+    HintsDownOnce flaky = new HintsDownOnce(new InMemoryLeaseStore());
+    LeaderLoop loop = LeaderLoop.builder(flaky, NAME).ttl(TTL).build();
+    try {
+      try {
+        loop.start();
+      } catch (LeaseStoreUnavailableException e) {
+        loop.start(); // a caller that retries start()
+      }
+      assertThat(loop.awaitLeadership(Duration.ofSeconds(10))).as("the loop leads").isPositive();
+    } finally {
+      loop.close();
+    }
   }
 }

@@ -140,4 +140,24 @@ class LeaseGroupReviewTest {
     assertThat(store.inspect("a")).as("a clean close hands over at once")
         .isInstanceOf(LeaseState.Free.class);
   }
+
+  /**
+   * As for the loop: a name whose release hints cannot be subscribed is still a member that the
+   * group contends for, and add() says so (it threw and a retry returned false before).
+   */
+  @Test
+  void aNameWhoseReleaseHintsCannotBeSubscribedIsAddedAndContendedFor() {
+    LeaseGroup g = LeaseGroup.builder(new LeaderLoopReviewTest.HintsDownOnce(store)).ttl(TTL)
+        .clock(clock).listener(recorder).storeCalls(StoreCalls.direct())
+        .listenerExecutor(Runnable::run).build();
+    boolean added;
+    try {
+      added = g.add("a");
+    } catch (RuntimeException e) {
+      added = g.add("a"); // a caller that retries add()
+    }
+    assertThat(added).as("add() reports the name as added").isTrue();
+    g.round();
+    assertThat(g.currentToken("a")).isPositive();
+  }
 }
