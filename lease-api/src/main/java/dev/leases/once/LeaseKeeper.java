@@ -27,16 +27,21 @@ import org.slf4j.LoggerFactory;
  * renewal of the leases its runs hold.
  *
  * <p>Threads: one daemon scheduler ticks every held lease's renewal (every {@code ttl/3}) and times
- * calls out; store calls run on a small daemon pool of at most {@link #MAX_CALLS} threads with no
- * queue. A call that times out is interrupted and abandoned; while {@link #MAX_CALLS} abandoned
- * calls still hang, a new call is refused at once (a renewal refused so counts as failed), so hung
- * calls cannot pile up.
+ * calls out; store calls run on a daemon pool of at most {@link #MAX_CALLS} threads with no queue,
+ * started as needed and ended after 30 s idle. A call that times out is interrupted and abandoned;
+ * while {@link #MAX_CALLS} calls (abandoned ones included) still run, a new call is refused at once
+ * (a renewal refused so counts as failed), so hung calls cannot pile up.
  */
 final class LeaseKeeper implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
 
-  static final int MAX_CALLS = 4;
+  /**
+   * As many as the shared pool's: the bound costs nothing until calls pile up. Every concurrent run
+   * of the runner needs one slot at a time, so a small bound refused ordinary load (4 let a dozen
+   * concurrent runs over an 80 ms store fail with "the store is not answering").
+   */
+  static final int MAX_CALLS = BoundedCalls.SHARED_MAX_IN_FLIGHT;
 
   private final LeaseStore store;
   private final LeaseClock clock;
