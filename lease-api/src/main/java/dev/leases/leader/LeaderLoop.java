@@ -102,8 +102,11 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
   private volatile HolderId holder;
   private volatile Tenure tenure;
   private volatile boolean closed;
-  /** Set once a step has sent an acquire or renewal: close() then releases. */
-  private volatile boolean contended;
+  /**
+   * Whether the store may hold the lease for this loop: set when an acquire or renewal is sent,
+   * cleared when one is refused. close() releases while it is set.
+   */
+  private volatile boolean mayHold;
   /** Bumped by {@link #revoke()}: a store call sent before a revoke must not set a tenure. */
   private volatile long epoch;
   private final ClockJumps clockJumps;
@@ -305,7 +308,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       subscription.close();
     }
     standDown(LossReason.CLOSED);
-    if (contended) {
+    if (mayHold) {
       // also when not leading now: a renewal whose outcome was unknown may have left the lease
       // ours in the store. A release by a holder that does not have the lease changes nothing.
       HolderId h = holder;
@@ -421,7 +424,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     }
     HolderId h = holder;
     long sentEpoch = epoch;
-    contended = true;
+    mayHold = true;
     AcquireResult answer;
     try {
       boolean renewing = t != null;
@@ -479,6 +482,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     if (sentEpoch != epoch) {
       return Duration.ZERO;
     }
+    mayHold = false; // refused: another holder has it
     if (tenure != null) {
       log.warn("lease '{}': renewal refused, another holder has it; standing down", name);
       standDown(LossReason.SUPERSEDED);

@@ -92,8 +92,6 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
   private long epoch;
   private boolean started;
   private volatile boolean closed;
-  /** Set once a round has sent a batch: close() then releases every member. */
-  private volatile boolean contended;
   private final Condition roundEnded = lock.newCondition();
   private boolean roundRunning;
   private boolean wakeRequested;
@@ -104,6 +102,11 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
   private static final class Member {
     final String name;
     volatile Tenure tenure; // written under the lock
+    /**
+     * Whether the store may hold the name for the group: set when a batch with it is sent, cleared
+     * when the name is refused; close() releases the name while it is set. Under the lock.
+     */
+    boolean mayHold;
     volatile LeaseStore.Subscription subscription; // set once, after subscribing
 
     Member(String name) {
@@ -272,8 +275,8 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
 
   /**
    * Stops the rounds, waits for one in flight (bounded by the call timeout), stands every name down
-   * ({@code lost(CLOSED)}) and releases every member with batch calls (also those whose last batch
-   * had an unknown outcome), so followers take over at once. A release that fails is logged; those names expire by their TTL.
+   * ({@code lost(CLOSED)}) and releases the names it holds with batch calls (also those whose last
+   * batch had an unknown outcome), so followers take over at once. A release that fails is logged; those names expire by their TTL.
    */
   @Override
   public void close() {
@@ -291,10 +294,9 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       pending = null;
       awaitRoundLocked();
       all = new ArrayList<>(members.values());
-      if (contended) {
-        // every member, not only the held ones: a batch whose outcome was unknown may have left a
-        // name ours in the store; a release of a name the group does not have changes nothing
-        for (Member m : all) {
+      for (Member m : all) {
+        // not only the held ones: a batch whose outcome was unknown may have left a name ours
+        if (m.tenure != null || m.mayHold) {
           release.add(m.name);
         }
       }
@@ -483,6 +485,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
         }
         sent.add(m);
         names.add(m.name);
+        m.mayHold = true;
       }
       h = holder;
       sentEpoch = epoch;
@@ -493,7 +496,6 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       return true;
     }
     Duration timeout = Duration.ofNanos(Math.max(1_000_000L, timeoutNanos));
-    contended = true;
     Map<String, AcquireResult> answers;
     try {
       answers = calls.call(() -> store.acquireOrRenewAll(names, h, timings.ttl()), timeout);
@@ -563,10 +565,13 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       log.warn("lease group '{}': the store answered nothing for '{}'; treating it as lost",
           label, m.name);
       standDown(m, LossReason.RENEWAL_FAILED);
-    } else if (m.tenure != null) {
-      log.warn("lease group '{}': renewal of '{}' refused, another holder has it; standing it"
-          + " down", label, m.name);
-      standDown(m, LossReason.SUPERSEDED);
+    } else {
+      m.mayHold = false; // refused: another holder has it
+      if (m.tenure != null) {
+        log.warn("lease group '{}': renewal of '{}' refused, another holder has it; standing it"
+            + " down", label, m.name);
+        standDown(m, LossReason.SUPERSEDED);
+      }
     }
   }
 

@@ -481,4 +481,14 @@ class LeaderLoopTest {
       loop.close();
     }
   }
+
+  /** Close releases what the loop may hold, not a lease the store refused it. */
+  @Test
+  void closeOfAFollowerSendsNoRelease() {
+    otherTakes(HolderId.generate());
+    LeaderLoop loop = loop();
+    loop.step();
+    loop.close();
+    assertThat(store.releaseCalls).isZero();
+  }
 }

@@ -408,4 +408,14 @@ class LeaseGroupTest {
     g.round();
     assertThat(g.currentToken("a")).isPositive();
   }
+
+  /** Close releases what the group may hold, not names the store refused it. */
+  @Test
+  void closeSendsNoReleaseForNamesTheStoreRefused() {
+    store.real.acquireOrRenew("b", HolderId.generate(), TTL).orElseThrow();
+    LeaseGroup g = group("b");
+    g.round();
+    g.close();
+    assertThat(store.releaseBatches).isZero();
+  }
 }
