@@ -102,6 +102,11 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
   private volatile HolderId holder;
   private volatile Tenure tenure;
   private volatile boolean closed;
+  /**
+   * Whether the store may hold the lease for this loop: set when an acquire or renewal is sent,
+   * cleared when one is refused. close() releases while it is set.
+   */
+  private volatile boolean mayHold;
   /** Bumped by {@link #revoke()}: a store call sent before a revoke must not set a tenure. */
   private volatile long epoch;
   private final ClockJumps clockJumps;
@@ -115,7 +120,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     this.ttl = b.ttl;
     this.renewInterval = b.renewInterval;
     this.standDownMargin = b.standDownMargin;
-    this.clockJumps = new ClockJumps(b.clock, b.clockJumpTolerance);
+    this.clockJumps = new ClockJumps(b.clockJumpTolerance);
     this.followerMaxWait = b.followerMaxWait;
     this.retryBackoff = b.retryBackoff;
     this.callTimeout = b.callTimeout;
@@ -200,7 +205,12 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     }
   }
 
-  /** Starts contending on the loop's scheduler. Idempotent. */
+  /**
+   * Starts contending on the loop's scheduler. Idempotent. A failing release-hint subscription is
+   * logged and the loop runs without hints (a follower then polls until the expiry it read).
+   *
+   * @throws LeaseStoreClosedException if the loop or its store is closed
+   */
   public LeaderLoop start() {
     lock.lock();
     try {
@@ -210,8 +220,15 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       if (started) {
         return this;
       }
+      try {
+        subscription = store.onRelease(name, this::wake);
+      } catch (LeaseStoreClosedException e) {
+        throw e; // not started: nothing to contend on
+      } catch (RuntimeException e) { // hints are only hints: contend and poll without them
+        log.warn("lease '{}': release hints unavailable; a follower polls until the expiry it"
+            + " read: {}", name, FailureLog.describe(e));
+      }
       started = true;
-      subscription = store.onRelease(name, this::wake);
       RestoreHooks.register(this);
       scheduleLocked(Duration.ZERO);
       return this;
@@ -249,7 +266,8 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
   }
 
   /**
-   * Stops the loop and, if it leads, releases the lease so that a follower takes over at once.
+   * Stops the loop and releases the lease (if this loop's holder id has it in the store, also after
+   * a renewal whose outcome was unknown) so that a follower takes over at once.
    * Waits for a step in flight to finish (bounded by the call timeout). Listeners hear
    * {@code lost(CLOSED)} after every earlier event, on the listener thread, possibly after this
    * method returns.
@@ -289,13 +307,14 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     if (subscription != null) {
       subscription.close();
     }
-    Tenure held = tenure;
-    if (held != null) {
-      standDown(LossReason.CLOSED);
+    standDown(LossReason.CLOSED);
+    if (mayHold) {
+      // also when not leading now: a renewal whose outcome was unknown may have left the lease
+      // ours in the store. A release by a holder that does not have the lease changes nothing.
       HolderId h = holder;
       try {
         calls.call(() -> store.release(name, h), callTimeout);
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         log.warn("lease '{}': release on close failed; it will expire by its TTL: {}", name,
             FailureLog.describe(e));
       }
@@ -316,7 +335,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     Duration next;
     try {
       next = step();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // keep the schedule: the flags below must be reset
       log.error("lease '{}': unexpected error in leader loop", name, e);
       next = renewInterval;
     }
@@ -405,6 +424,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     }
     HolderId h = holder;
     long sentEpoch = epoch;
+    mayHold = true;
     AcquireResult answer;
     try {
       boolean renewing = t != null;
@@ -416,7 +436,7 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       standDown(LossReason.RENEWAL_FAILED);
       closed = true;
       return Duration.ZERO;
-    } catch (Exception e) {
+    } catch (Exception | Error e) { // an Error too (a client's NoClassDefFoundError): unknown is no
       if (tenure != null) {
         log.warn("lease '{}': renewal failed, standing down (unknown is no): {}", name,
             FailureLog.describe(e));
@@ -424,33 +444,45 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       } else {
         acquireFailures.failed(e);
       }
-      markStep();
       return renewInterval;
     }
     acquireFailures.succeeded();
     Optional<LeaseGrant> result = answer.grant();
-    if (sentEpoch != epoch) {
-      markStep();
-      return Duration.ZERO;
-    }
     if (result.isPresent()) {
       LeaseGrant g = result.get();
-      Tenure previous = tenure;
-      Tenure next = new Tenure(g.token(), LocalDeadline.after(m0, w0, g.ttl(), standDownMargin));
-      setTenure(next);
+      Tenure previous;
+      lock.lock();
+      try {
+        // the epoch check, the tenure and its event in one critical section: a revoke between
+        // them would otherwise be undone (leader under the revoked id) or heard before the grant
+        if (sentEpoch != epoch) {
+          return Duration.ZERO;
+        }
+        previous = tenure;
+        tenure = new Tenure(g.token(), LocalDeadline.after(m0, w0, g.ttl(), standDownMargin));
+        changed.signalAll();
+        if (previous == null) {
+          events.post("acquired(" + g.token() + ")", l -> l.acquired(name, g.token()));
+        } else if (previous.token != g.token()) {
+          events.post("tokenAdvanced(" + previous.token + ", " + g.token() + ")",
+              l -> l.tokenAdvanced(name, previous.token, g.token()));
+        }
+      } finally {
+        lock.unlock();
+      }
       if (previous == null) {
         log.info("lease '{}': leader with token {} as {}", name, g.token(), h);
-        events.post("acquired(" + g.token() + ")", l -> l.acquired(name, g.token()));
       } else if (previous.token != g.token()) {
         log.warn("lease '{}': token advanced {} -> {}; in-flight work under the old token is fenced",
             name, previous.token, g.token());
-        events.post("tokenAdvanced(" + previous.token + ", " + g.token() + ")",
-            l -> l.tokenAdvanced(name, previous.token, g.token()));
       }
-      markStep();
       long spent = clock.monotonicNanos() - m0;
       return Duration.ofNanos(Math.max(0, renewInterval.toNanos() - spent));
     }
+    if (sentEpoch != epoch) {
+      return Duration.ZERO;
+    }
+    mayHold = false; // refused: another holder has it
     if (tenure != null) {
       log.warn("lease '{}': renewal refused, another holder has it; standing down", name);
       standDown(LossReason.SUPERSEDED);
@@ -462,12 +494,11 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     } else {
       try {
         wait = followerWait(calls.call(() -> store.inspect(name), callTimeout));
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         log.debug("lease '{}': inspect failed: {}", name, e.toString());
         wait = renewInterval;
       }
     }
-    markStep();
     return wait;
   }
 
@@ -500,20 +531,6 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
     return wait.compareTo(followerMaxWait) > 0 ? followerMaxWait : wait;
   }
 
-  private void markStep() {
-    clockJumps.mark();
-  }
-
-  private void setTenure(Tenure t) {
-    lock.lock();
-    try {
-      tenure = t;
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
-  }
-
   private void standDown(LossReason reason) {
     Tenure t;
     lock.lock();
@@ -524,10 +541,11 @@ public final class LeaderLoop implements AutoCloseable, Revocable {
       }
       tenure = null;
       changed.signalAll();
+      // under the lock, so that each event is queued in the order the state changed
+      events.post("lost(" + t.token + ", " + reason + ")", l -> l.lost(name, t.token, reason));
     } finally {
       lock.unlock();
     }
-    events.post("lost(" + t.token + ", " + reason + ")", l -> l.lost(name, t.token, reason));
   }
 
   /** Configures a {@link LeaderLoop}; {@link #build()} validates everything up front. */

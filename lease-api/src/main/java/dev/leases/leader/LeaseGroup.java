@@ -102,6 +102,11 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
   private static final class Member {
     final String name;
     volatile Tenure tenure; // written under the lock
+    /**
+     * Whether the store may hold the name for the group: set when a batch with it is sent, cleared
+     * when the name is refused; close() releases the name while it is set. Under the lock.
+     */
+    boolean mayHold;
     volatile LeaseStore.Subscription subscription; // set once, after subscribing
 
     Member(String name) {
@@ -121,7 +126,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
         b.listenerExecutor != null ? b.listenerExecutor : LeaseThreads.sharedListeners());
     this.acquireFailures = new FailureLog(log, "lease group '" + label + "': acquire batch",
         FAILURE_LOG_INTERVAL, clock);
-    this.clockJumps = new ClockJumps(clock, timings.clockJumpTolerance());
+    this.clockJumps = new ClockJumps(timings.clockJumpTolerance());
   }
 
   /** Starts configuring a group on {@code store}. */
@@ -132,7 +137,8 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
   /**
    * Adds {@code name}: the group contends for it from its next round (at once if started). Returns
    * false if it is already a member. Subscribes to the store's release hints for the name, which on
-   * some stores waits once, for the first subscription, up to the store's call timeout.
+   * some stores waits once, for the first subscription, up to the store's call timeout; a
+   * subscription that fails is logged and the name is a member without hints (tried every round).
    *
    * @throws IllegalArgumentException for a malformed name
    * @throws LeaseStoreClosedException if the group is closed
@@ -146,11 +152,19 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       if (members.putIfAbsent(name, m) != null) {
         return false;
       }
+      // removed and added back before its release was sent: the lease (same holder id) is the
+      // one this member will renew, so a release sent later would free what the group reports held
+      toRelease.remove(name);
     } finally {
       lock.unlock();
     }
-    m.subscription = store.onRelease(name, () -> hint(m));
-    if (members.get(name) != m) {
+    try {
+      m.subscription = store.onRelease(name, () -> hint(m));
+    } catch (RuntimeException e) { // hints are only hints: the name is a member all the same
+      log.warn("lease group '{}': release hints for '{}' unavailable; it is tried every round: {}",
+          label, name, FailureLog.describe(e));
+    }
+    if (m.subscription != null && members.get(name) != m) {
       m.subscription.close(); // removed (or the group closed) while subscribing
     }
     wake();
@@ -261,14 +275,14 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
 
   /**
    * Stops the rounds, waits for one in flight (bounded by the call timeout), stands every name down
-   * ({@code lost(CLOSED)}) and releases the held ones with batch calls, so followers take over at
-   * once. A release that fails is logged; those names expire by their TTL.
+   * ({@code lost(CLOSED)}) and releases the names it holds with batch calls (also those whose last
+   * batch had an unknown outcome), so followers take over at once. A release that fails is logged; those names expire by their TTL.
    */
   @Override
   public void close() {
     ScheduledFuture<?> p;
     List<Member> all;
-    List<String> release = new ArrayList<>();
+    Set<String> release = new LinkedHashSet<>();
     HolderId h;
     lock.lock();
     try {
@@ -281,7 +295,8 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       awaitRoundLocked();
       all = new ArrayList<>(members.values());
       for (Member m : all) {
-        if (m.tenure != null) {
+        // not only the held ones: a batch whose outcome was unknown may have left a name ours
+        if (m.tenure != null || m.mayHold) {
           release.add(m.name);
         }
       }
@@ -302,7 +317,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
         m.subscription.close();
       }
     }
-    releaseInBatches(release, h);
+    releaseInBatches(new ArrayList<>(release), h);
   }
 
   private void awaitRoundLocked() {
@@ -335,7 +350,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     Duration next;
     try {
       next = round();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // keep the schedule: the flags below must be reset
       log.error("lease group '{}': unexpected error in a round", label, e);
       next = timings.renewInterval();
     }
@@ -427,7 +442,6 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       }
     }
     releasePending(); // names removed while their batch was in flight
-    clockJumps.mark();
     long spent = clock.monotonicNanos() - m0;
     return Duration.ofNanos(Math.max(0, timings.renewInterval().toNanos() - spent));
   }
@@ -471,6 +485,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
         }
         sent.add(m);
         names.add(m.name);
+        m.mayHold = true;
       }
       h = holder;
       sentEpoch = epoch;
@@ -484,8 +499,9 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     Map<String, AcquireResult> answers;
     try {
       answers = calls.call(() -> store.acquireOrRenewAll(names, h, timings.ttl()), timeout);
-    } catch (Exception e) {
-      if (e instanceof LeaseStoreClosedException) {
+    } catch (Exception | Error e) { // an Error too (a client's NoClassDefFoundError): unknown is no
+      boolean storeClosed = e instanceof LeaseStoreClosedException;
+      if (storeClosed) {
         log.warn("lease group '{}': the store was closed under the group; stopping", label);
         closed = true;
       }
@@ -497,7 +513,8 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       }
       lock.lock();
       try {
-        for (Member m : batch) {
+        // a closed store ends the group: names held by earlier batches will not be renewed either
+        for (Member m : storeClosed ? members.values() : batch) {
           standDown(m, LossReason.RENEWAL_FAILED);
         }
       } finally {
@@ -526,7 +543,9 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
     if (answer instanceof AcquireResult.Granted granted) {
       LeaseGrant g = granted.lease();
       if (!member) {
-        toRelease.add(m.name); // removed while the batch was in flight
+        if (!members.containsKey(m.name)) {
+          toRelease.add(m.name); // removed while the batch was in flight
+        } // else added back meanwhile: the new member renews this very lease
         return;
       }
       Tenure previous = m.tenure;
@@ -546,10 +565,13 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       log.warn("lease group '{}': the store answered nothing for '{}'; treating it as lost",
           label, m.name);
       standDown(m, LossReason.RENEWAL_FAILED);
-    } else if (m.tenure != null) {
-      log.warn("lease group '{}': renewal of '{}' refused, another holder has it; standing it"
-          + " down", label, m.name);
-      standDown(m, LossReason.SUPERSEDED);
+    } else {
+      m.mayHold = false; // refused: another holder has it
+      if (m.tenure != null) {
+        log.warn("lease group '{}': renewal of '{}' refused, another holder has it; standing it"
+            + " down", label, m.name);
+        standDown(m, LossReason.SUPERSEDED);
+      }
     }
   }
 
@@ -572,7 +594,7 @@ public final class LeaseGroup implements AutoCloseable, Revocable {
       List<String> batch = names.subList(i, Math.min(names.size(), i + LeaseStore.MAX_BATCH_SIZE));
       try {
         calls.call(() -> store.releaseAll(batch, h), timings.callTimeout());
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         log.warn("lease group '{}': releasing {} names failed; they expire by their TTL: {}",
             label, batch.size(), FailureLog.describe(e));
       }

@@ -76,7 +76,7 @@ final class ListenerQueue {
       for (LeaderListener l : listeners) {
         try {
           e.call.accept(l);
-        } catch (RuntimeException ex) {
+        } catch (Throwable ex) { // an Error too: a callback must not stop this loop's later events
           log.warn("lease '{}': listener {} threw from {}", name, l, e.description, ex);
         }
       }

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -26,16 +27,21 @@ import org.slf4j.LoggerFactory;
  * renewal of the leases its runs hold.
  *
  * <p>Threads: one daemon scheduler ticks every held lease's renewal (every {@code ttl/3}) and times
- * calls out; store calls run on a small daemon pool of at most {@link #MAX_CALLS} threads with no
- * queue. A call that times out is interrupted and abandoned; while {@link #MAX_CALLS} abandoned
- * calls still hang, a new call is refused at once (a renewal refused so counts as failed), so hung
- * calls cannot pile up.
+ * calls out; store calls run on a daemon pool of at most {@link #MAX_CALLS} threads with no queue,
+ * started as needed and ended after 30 s idle. A call that times out is interrupted and abandoned;
+ * while {@link #MAX_CALLS} calls (abandoned ones included) still run, a new call is refused at once
+ * (a renewal refused so counts as failed), so hung calls cannot pile up.
  */
 final class LeaseKeeper implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
 
-  static final int MAX_CALLS = 4;
+  /**
+   * As many as the shared pool's: the bound costs nothing until calls pile up. Every concurrent run
+   * of the runner needs one slot at a time, so a small bound refused ordinary load (4 let a dozen
+   * concurrent runs over an 80 ms store fail with "the store is not answering").
+   */
+  static final int MAX_CALLS = BoundedCalls.SHARED_MAX_IN_FLIGHT;
 
   private final LeaseStore store;
   private final LeaseClock clock;
@@ -99,6 +105,7 @@ final class LeaseKeeper implements AutoCloseable {
     private volatile boolean lost;
     private volatile boolean closed;
     private ScheduledFuture<?> next; // guarded by this
+    private CompletableFuture<?> inFlight; // the renewal on its way, if any; guarded by this
 
     private Held(LeaseGrant grant, long sendMono, long sendWall) {
       this.grant = grant;
@@ -148,6 +155,12 @@ final class LeaseKeeper implements AutoCloseable {
       }
       Duration timeout = Duration.ofNanos(Math.min(left, callTimeout.toNanos()));
       CompletableFuture<Optional<LeaseGrant>> answer = new CompletableFuture<>();
+      synchronized (this) {
+        if (closed) {
+          return;
+        }
+        inFlight = answer;
+      }
       Future<?> sent;
       try {
         sent = calls.submit(() -> {
@@ -190,12 +203,30 @@ final class LeaseKeeper implements AutoCloseable {
       lost = true;
     }
 
-    /** Stops renewing (it does not release the lease). */
+    /**
+     * Stops renewing (it does not release the lease) and waits for a renewal on its way to answer
+     * or time out (at most the call timeout), so that a release sent after this returns is not
+     * overtaken by it: a renewal that reaches the store after the release re-acquires the lease.
+     */
     @Override
-    public synchronized void close() {
-      closed = true;
-      if (next != null) {
-        next.cancel(false);
+    public void close() {
+      CompletableFuture<?> renewal;
+      synchronized (this) {
+        closed = true;
+        if (next != null) {
+          next.cancel(false);
+        }
+        renewal = inFlight;
+      }
+      if (renewal == null) {
+        return;
+      }
+      try {
+        renewal.get(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | TimeoutException e) {
+        // failed or unanswered: nothing more to wait for
       }
     }
   }

@@ -100,8 +100,9 @@ public final class BoundedCalls implements AutoCloseable {
       return pool.submit(call);
     } catch (RejectedExecutionException e) {
       throw new LeaseStoreUnavailableException(maxInFlight + " lease store calls are already in"
-          + " flight (calls abandoned at their deadline still running): the store is not"
-          + " answering; this call was not sent", e);
+          + " flight (slow calls, or calls abandoned at their deadline, still running): the store"
+          + " is not answering in time or more calls run at once than that; this call was not"
+          + " sent", e);
     }
   }
 

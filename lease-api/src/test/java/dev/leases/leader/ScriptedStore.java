@@ -31,6 +31,7 @@ final class ScriptedStore extends ForwardingLeaseStore {
   final InMemoryLeaseStore real;
   private final Deque<Supplier<Optional<LeaseGrant>>> script = new ArrayDeque<>();
   private final Deque<Runnable> batchScript = new ArrayDeque<>();
+  private final Deque<Runnable> releaseBatchScript = new ArrayDeque<>();
   int acquireCalls;
   int releaseCalls;
   int acquireBatches;
@@ -65,6 +66,12 @@ final class ScriptedStore extends ForwardingLeaseStore {
     return this;
   }
 
+  /** Runs {@code before} when the next release batch arrives, before it is answered. */
+  ScriptedStore beforeNextReleaseBatch(Runnable before) {
+    releaseBatchScript.add(before);
+    return this;
+  }
+
   ScriptedStore failNextBatch() {
     return beforeNextBatch(() -> {
       throw new LeaseStoreUnavailableException("scripted batch failure", null);
@@ -86,6 +93,10 @@ final class ScriptedStore extends ForwardingLeaseStore {
   @Override
   public Map<String, Boolean> releaseAll(Collection<String> names, HolderId holder) {
     releaseBatches++;
+    Runnable before = releaseBatchScript.poll();
+    if (before != null) {
+      before.run();
+    }
     return super.releaseAll(names, holder);
   }
 

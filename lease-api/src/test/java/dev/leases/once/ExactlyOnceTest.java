@@ -14,11 +14,15 @@ import dev.leases.spi.ForwardingLeaseStore;
 import dev.leases.time.ManualClock;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,7 +40,7 @@ class ExactlyOnceTest {
   private final InMemoryLeaseStore store = new InMemoryLeaseStore(clock);
   private final InMemoryRunLedger ledger = new InMemoryRunLedger(clock);
   private final String job = "job-" + UUID.randomUUID();
-  private final List<ExactlyOnce<?>> runners = new java.util.ArrayList<>();
+  private final List<ExactlyOnce<?>> runners = new ArrayList<>();
 
   @AfterEach
   void closeRunners() {
@@ -294,6 +298,96 @@ class ExactlyOnceTest {
       waitUntil("a hung renewal ends the holding", Duration.ofSeconds(10), () -> !ctx.isHeld());
     });
     assertThat(outcome).isInstanceOf(RunOutcome.Completed.class);
+  }
+
+  /**
+   * The work ends while a renewal is on its way: the release must not overtake it, or the renewal
+   * re-acquires the freed job lease (a new tenure nobody renews or releases) and every other
+   * runner of the job gets RunningElsewhere until it expires.
+   */
+  @Test
+  void aRenewalInFlightWhenTheWorkEndsCannotReacquireTheReleasedLease() throws Exception {
+    Duration ttl = Duration.ofSeconds(3);
+    AtomicBoolean slow = new AtomicBoolean();
+    CountDownLatch renewalSent = new CountDownLatch(1);
+    CountDownLatch renewalDone = new CountDownLatch(1);
+    LeaseStore slowRenewals = new ForwardingLeaseStore(store.newClient()) {
+      @Override
+      public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration t) {
+        if (!slow.compareAndSet(true, false)) {
+          return super.acquireOrRenew(name, holder, t);
+        }
+        renewalSent.countDown();
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+        while (System.nanoTime() < until) { // the request is on the wire: an interrupt cannot stop it
+          Thread.onSpinWait();
+        }
+        try {
+          return super.acquireOrRenew(name, holder, t);
+        } finally {
+          renewalDone.countDown();
+        }
+      }
+    };
+    ExactlyOnce<Void> a = ExactlyOnce.builder(slowRenewals, ledger).ttl(ttl).clock(clock).build();
+    runners.add(a);
+    RunOutcome outcome = a.run(job, "r1", (n, ctx) -> {
+      slow.set(true);
+      assertThat(renewalSent.await(10, TimeUnit.SECONDS)).as("a renewal is in flight").isTrue();
+    });
+    assertThat(outcome).isInstanceOf(RunOutcome.Completed.class);
+    assertThat(renewalDone.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(store.inspect(RunKeys.leaseName(job)).status())
+        .as("released after the run, not re-acquired by the renewal that was in flight")
+        .isNotEqualTo(dev.leases.LeaseState.Status.HELD);
+  }
+
+  /**
+   * One thread-safe runner, a dozen jobs at once, over a store that answers every call in 80 ms:
+   * every run acquires and keeps its lease (a pool of 4 call threads refused the acquires with
+   * "the store is not answering").
+   */
+  @Test
+  void aDozenConcurrentRunsOverASlowishStoreKeepTheirLeases() throws Exception {
+    LeaseStore slow = new ForwardingLeaseStore(store.newClient()) {
+      @Override
+      public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
+        try {
+          Thread.sleep(80); // a cross-zone round trip
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return super.acquireOrRenew(name, holder, ttl);
+      }
+    };
+    AtomicInteger lostWhileRunning = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(12);
+    ExactlyOnce<Void> once = ExactlyOnce.builder(slow, ledger).ttl(Duration.ofMillis(900))
+        .clock(clock).build();
+    runners.add(once);
+    try {
+      List<Future<RunOutcome>> runs = new ArrayList<>();
+      for (int i = 0; i < 12; i++) {
+        String j = job + "-" + i;
+        runs.add(pool.submit(() -> once.run(j, "r", (n, ctx) -> {
+          long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2000);
+          while (System.nanoTime() < until) {
+            if (!ctx.isHeld()) {
+              lostWhileRunning.incrementAndGet();
+              return;
+            }
+            Thread.sleep(10);
+          }
+        })));
+      }
+      for (Future<RunOutcome> r : runs) {
+        assertThat(r.get(30, TimeUnit.SECONDS)).isInstanceOf(RunOutcome.Completed.class);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(lostWhileRunning).as("runs whose holding ended although the store answered every"
+        + " call within 80 ms").hasValue(0);
   }
 
   @Test
