@@ -16,10 +16,16 @@ public class FencedOutException extends LeaseException {
    *     not tell
    */
   public FencedOutException(String resource, long presentedToken, long highestToken) {
-    super("write to '" + resource + "' with fencing token " + presentedToken
+    this("write to '" + resource + "' with fencing token " + presentedToken
         + " rejected: the resource has already accepted token "
         + (highestToken < 0 ? "(unknown, higher)" : String.valueOf(highestToken))
-        + "; this holder was superseded and must stop");
+        + "; this holder was superseded and must stop", resource, presentedToken, highestToken);
+  }
+
+  /** As {@link #FencedOutException(String, long, long)}, with a message that says why. */
+  public FencedOutException(String message, String resource, long presentedToken,
+      long highestToken) {
+    super(message);
     this.resource = resource;
     this.presentedToken = presentedToken;
     this.highestToken = highestToken;

@@ -10,8 +10,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * "Revoke on the way in" for processes restored from a snapshot or checkpoint: every started
- * {@link LeaderLoop} and {@link LeaseGroup} of the process is {@linkplain LeaderLoop#revoke()
- * revoked} after a restore, so
+ * {@link LeaderLoop} and {@link LeaseGroup} and every open {@link dev.leases.once.ExactlyOnce}
+ * runner of the process is {@linkplain LeaderLoop#revoke() revoked} after a restore, so
  * a restored copy contends under a fresh holder id instead of writing under the token its image
  * carried.
  *
@@ -30,7 +30,7 @@ public final class RestoreHooks {
 
   private RestoreHooks() {}
 
-  /** Revokes every started, unclosed loop and group of this process; returns how many. */
+  /** Revokes every started, unclosed loop, group and runner of this process; returns how many. */
   public static int revokeAll() {
     List<Revocable> loops;
     synchronized (LOOPS) {
@@ -47,13 +47,19 @@ public final class RestoreHooks {
     return CRAC;
   }
 
-  static void register(Revocable loop) {
+  /**
+   * Has {@link #revokeAll()} (and a restore through {@code org.crac}) revoke {@code loop} until
+   * {@link #unregister}; held weakly, so an instance that is never closed can still be collected.
+   * Loops, groups and exactly-once runners register themselves.
+   */
+  public static void register(Revocable loop) {
     synchronized (LOOPS) {
       LOOPS.add(loop);
     }
   }
 
-  static void unregister(Revocable loop) {
+  /** Undoes {@link #register}; idempotent. */
+  public static void unregister(Revocable loop) {
     synchronized (LOOPS) {
       LOOPS.remove(loop);
     }

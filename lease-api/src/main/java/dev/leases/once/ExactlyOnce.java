@@ -6,6 +6,8 @@ import dev.leases.LeaseArguments;
 import dev.leases.LeaseState;
 import dev.leases.LeaseStore;
 import dev.leases.LeaseStoreClosedException;
+import dev.leases.leader.RestoreHooks;
+import dev.leases.leader.Revocable;
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.Objects;
@@ -67,13 +69,13 @@ import org.jspecify.annotations.Nullable;
  *
  * @param <T> the ledger's resource type, which the work receives
  */
-public final class ExactlyOnce<T extends @Nullable Object> implements AutoCloseable {
+public final class ExactlyOnce<T extends @Nullable Object> implements AutoCloseable, Revocable {
 
   private static final Logger log = LoggerFactory.getLogger(ExactlyOnce.class);
 
   private final LeaseStore store;
   private final RunLedger<T> ledger;
-  private final HolderId holder;
+  private volatile HolderId holder;
   private final Duration ttl;
   private final LeaseKeeper keeper;
   private final Set<String> running = ConcurrentHashMap.newKeySet();
@@ -85,6 +87,7 @@ public final class ExactlyOnce<T extends @Nullable Object> implements AutoClosea
     this.holder = b.holder != null ? b.holder : HolderId.generate();
     this.ttl = b.ttl;
     this.keeper = new LeaseKeeper(store, b.clock, ttl, renew, margin, callTimeout);
+    RestoreHooks.register(this);
   }
 
   /** Starts configuring a runner over {@code store} (the job leases) and {@code ledger}. */
@@ -92,9 +95,29 @@ public final class ExactlyOnce<T extends @Nullable Object> implements AutoClosea
     return new Builder<>(store, ledger);
   }
 
-  /** The holder id this runner's leases are taken under. */
+  /** The holder id this runner's leases are taken under now (a {@link #revoke} changes it). */
   public HolderId holder() {
     return holder;
+  }
+
+  /**
+   * Revoke on the way in, as {@link dev.leases.leader.LeaderLoop#revoke()}: for a process that
+   * was restored from a snapshot or checkpoint, or may exist twice. Later runs take their leases
+   * under a fresh holder id. Runs in progress lose their lease ({@link RunContext#isHeld()} turns
+   * false, renewals stop) and may not complete: a run whose work returns after the revoke throws
+   * {@link FencedOutException} with its writes rolled back and nothing recorded, because the
+   * original process may be running the very same attempt under the same token, which no fence
+   * can tell apart; its lease is not released (the original may hold it) and expires by its TTL.
+   * A completion already committing when the revoke lands still commits. {@link RestoreHooks}
+   * calls this after a restore through {@code org.crac}, and {@link RestoreHooks#revokeAll()}
+   * does too. Thread-safe.
+   */
+  @Override
+  public void revoke() {
+    holder = HolderId.generate();
+    int revoked = keeper.revokeAll();
+    log.warn("exactly-once runner revoked (restore or explicit call): {} run(s) in progress lost"
+        + " their lease and will not complete; later runs take leases as {}", revoked, holder);
   }
 
   /** The TTL of the job's lease. */
@@ -127,25 +150,26 @@ public final class ExactlyOnce<T extends @Nullable Object> implements AutoClosea
     if (done.isPresent()) {
       return new RunOutcome.AlreadyCompleted(done.get());
     }
+    HolderId h = holder;
     if (!running.add(job)) {
-      return new RunOutcome.RunningElsewhere(job, run, Optional.of(holder), Optional.empty());
+      return new RunOutcome.RunningElsewhere(job, run, Optional.of(h), Optional.empty());
     }
     String lease = RunKeys.leaseName(job);
     try {
       Optional<LeaseKeeper.Held> acquired;
       try {
-        acquired = keeper.acquire(lease, holder);
+        acquired = keeper.acquire(lease, h);
       } catch (RuntimeException e) {
-        release(lease, e); // the grant may have landed
+        release(lease, h, e); // the grant may have landed
         throw e;
       }
       if (acquired.isEmpty()) {
         return notGranted(job, run, lease);
       }
       try (LeaseKeeper.Held held = acquired.get().start()) {
-        return runHeld(job, run, work, held);
+        return runHeld(job, run, work, held, h);
       } finally {
-        release(lease, null);
+        release(lease, h, null);
       }
     } finally {
       running.remove(job);
@@ -171,9 +195,10 @@ public final class ExactlyOnce<T extends @Nullable Object> implements AutoClosea
     return new RunOutcome.RunningElsewhere(job, run, Optional.empty(), Optional.empty());
   }
 
-  private RunOutcome runHeld(String job, String run, RunWork<T> work, LeaseKeeper.Held held) {
+  private RunOutcome runHeld(String job, String run, RunWork<T> work, LeaseKeeper.Held held,
+      HolderId h) {
     long token = held.grant().token();
-    RunRecord attempt = ledger.begin(job, run, token, holder);
+    RunRecord attempt = ledger.begin(job, run, token, h);
     if (attempt.status() == RunRecord.Status.COMPLETED) {
       return new RunOutcome.AlreadyCompleted(attempt);
     }
@@ -188,7 +213,12 @@ public final class ExactlyOnce<T extends @Nullable Object> implements AutoClosea
           thrown[0] = e;
           throw new WorkFailed(e);
         }
+        if (held.revoked()) {
+          throw new Revoked(attempt);
+        }
       });
+    } catch (Revoked e) {
+      throw e.fencedOut(); // nothing recorded: the original process may own this attempt
     } catch (RuntimeException e) {
       if (thrown[0] != null) {
         recordFailure(attempt, RunRecord.describe(thrown[0]), e);
@@ -214,9 +244,13 @@ public final class ExactlyOnce<T extends @Nullable Object> implements AutoClosea
     }
   }
 
-  private void release(String lease, RuntimeException cause) {
+  /** Releases under {@code h}, unless the runner was revoked since (the original may hold it). */
+  private void release(String lease, HolderId h, @Nullable RuntimeException cause) {
+    if (h != holder) {
+      return;
+    }
     try {
-      keeper.call(() -> store.release(lease, holder));
+      keeper.call(() -> store.release(lease, h));
     } catch (RuntimeException e) {
       if (cause != null) {
         cause.addSuppressed(e);
@@ -230,7 +264,28 @@ public final class ExactlyOnce<T extends @Nullable Object> implements AutoClosea
   @Override
   public void close() {
     closed = true;
+    RestoreHooks.unregister(this);
     keeper.close();
+  }
+
+  /** Ends the completion of a run whose lease was revoked, carried through the ledger. */
+  private static final class Revoked extends RuntimeException {
+    private final RunRecord attempt;
+
+    Revoked(RunRecord attempt) {
+      super("revoked", null, false, false);
+      this.attempt = attempt;
+    }
+
+    FencedOutException fencedOut() {
+      return new FencedOutException("the completion of attempt " + attempt.attempt() + " of run '"
+          + attempt.run() + "' of job '" + attempt.job() + "' under token " + attempt.token()
+          + " was refused: this runner was revoked (a restore, or an explicit revoke) while the"
+          + " work ran, and the original process may run the same attempt under the same token,"
+          + " which no fence can tell apart; the work's transactional writes were rolled back and"
+          + " nothing was recorded. Do not retry here; fire the run again to learn its outcome",
+          RunKeys.leaseName(attempt.job()), attempt.token(), -1);
+    }
   }
 
   /** Carries the work's exception through the ledger, which rethrows it unchanged. */

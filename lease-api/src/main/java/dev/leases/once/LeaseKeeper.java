@@ -9,6 +9,8 @@ import dev.leases.spi.LocalDeadline;
 import dev.leases.time.LeaseClock;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -73,6 +75,22 @@ final class LeaseKeeper implements AutoCloseable {
     return t;
   }
 
+  /** The holdings started and not closed. */
+  private final Set<Held> active = ConcurrentHashMap.newKeySet();
+
+  /**
+   * Ends every holding for good (revoke on the way in): each is lost, stops renewing, and answers
+   * {@link Held#revoked()}. Returns how many there were.
+   */
+  int revokeAll() {
+    int n = 0;
+    for (Held h : active) {
+      h.revoke();
+      n++;
+    }
+    return n;
+  }
+
   /** Runs {@code call} on the call pool and waits at most {@code timeout} for it. */
   <R> R call(Callable<R> call, Duration timeout) {
     return calls.call(call, timeout);
@@ -103,6 +121,7 @@ final class LeaseKeeper implements AutoCloseable {
     private final LeaseGrant grant;
     private volatile LocalDeadline deadline;
     private volatile boolean lost;
+    private volatile boolean revoked;
     private volatile boolean closed;
     private ScheduledFuture<?> next; // guarded by this
     private CompletableFuture<?> inFlight; // the renewal on its way, if any; guarded by this
@@ -118,8 +137,24 @@ final class LeaseKeeper implements AutoCloseable {
 
     /** Starts renewing in the background. */
     Held start() {
+      active.add(this);
       schedule();
       return this;
+    }
+
+    /** Whether {@link #revokeAll()} ended this holding. */
+    boolean revoked() {
+      return revoked;
+    }
+
+    private void revoke() {
+      revoked = true;
+      lose("revoked (restore or explicit call): a copy of this process may hold it");
+      synchronized (this) {
+        if (next != null) {
+          next.cancel(false);
+        }
+      }
     }
 
     boolean isHeld() {
@@ -211,6 +246,7 @@ final class LeaseKeeper implements AutoCloseable {
     @Override
     public void close() {
       CompletableFuture<?> renewal;
+      active.remove(this);
       synchronized (this) {
         closed = true;
         if (next != null) {

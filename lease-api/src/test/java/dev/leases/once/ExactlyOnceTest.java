@@ -74,6 +74,37 @@ class ExactlyOnceTest {
         .as("the lease is released after the run").isEqualTo(dev.leases.LeaseState.Status.FREE);
   }
 
+  /**
+   * A restored copy of a process (revoke on the way in) must not complete a run that its original
+   * may be running under the same token, which no fence tells apart: the completion is refused,
+   * nothing is recorded, the lease (the original's too) is not released, and later runs take a
+   * fresh holder id. Before, the copy completed the run under the shared token.
+   */
+  @Test
+  void aRunRevokedWhileItsWorkRunsNeitherCompletesNorRecordsNorReleases() {
+    ExactlyOnce<Void> a = runner(store);
+    HolderId before = a.holder();
+    AtomicBoolean heldAfterRevoke = new AtomicBoolean(true);
+    assertThatThrownBy(() -> a.run(job, "r", (none, ctx) -> {
+      assertThat(dev.leases.leader.RestoreHooks.revokeAll()).as("revoked").isPositive();
+      heldAfterRevoke.set(ctx.isHeld());
+    })).isInstanceOf(FencedOutException.class).hasMessageContaining("revoked")
+        .hasMessageContaining("nothing was recorded");
+    assertThat(heldAfterRevoke).as("isHeld() after the revoke").isFalse();
+    assertThat(ledger.completion(job, "r")).isEmpty();
+    assertThat(ledger.history(job, 10)).extracting(RunRecord::status)
+        .containsExactly(RunRecord.Status.STARTED);
+    assertThat(store.inspect(RunKeys.leaseName(job))).as("the lease, not released")
+        .isInstanceOfSatisfying(dev.leases.LeaseState.Held.class,
+            h -> assertThat(h.holder()).isEqualTo(before));
+    assertThat(a.holder()).isNotEqualTo(before);
+
+    clock.advance(TTL.multipliedBy(2));
+    RunOutcome later = a.run(job, "r", (none, ctx) -> {});
+    assertThat(later).isInstanceOfSatisfying(RunOutcome.Completed.class,
+        c -> assertThat(c.record().holder()).isEqualTo(a.holder()));
+  }
+
   @Test
   void anotherRunKeyOfTheSameJobRunsAgain() {
     ExactlyOnce<Void> a = runner(store);
