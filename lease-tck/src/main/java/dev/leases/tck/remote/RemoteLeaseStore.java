@@ -21,6 +21,8 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A client of a {@link LeaseStoreServer} on this machine. Every call is bounded by the timeout and
@@ -29,6 +31,8 @@ import java.util.OptionalLong;
  * they are lost while it is down (it does not reconnect), so followers still poll.
  */
 public final class RemoteLeaseStore implements LeaseStore {
+
+  private static final Logger log = LoggerFactory.getLogger(RemoteLeaseStore.class);
 
   private final int port;
   private final Duration timeout;
@@ -111,7 +115,11 @@ public final class RemoteLeaseStore implements LeaseStore {
       Thread t = new Thread(() -> {
         try {
           while (r.readLine() != null) {
-            listener.run();
+            try {
+              listener.run();
+            } catch (RuntimeException e) { // a listener that throws stays subscribed
+              log.warn("release listener for lease '{}' threw; it stays subscribed", name, e);
+            }
           }
         } catch (IOException | RuntimeException e) {
           // closed or gone: hints are best effort
