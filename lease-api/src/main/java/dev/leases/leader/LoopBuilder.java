@@ -103,7 +103,10 @@ abstract class LoopBuilder<B extends LoopBuilder<B>> {
 
   /**
    * Where listener callbacks run; default a pool shared by every loop and group of the process.
-   * It is handed one task at a time per loop or group, so their callbacks never overlap.
+   * It is handed one task at a time per loop or group, so their callbacks never overlap. It must
+   * run them on threads of its own: one that runs a task on the thread that hands it over
+   * ({@code Runnable::run}, a {@code CallerRunsPolicy}) puts user code on the renewal path, where
+   * the loop or group hands events over while it holds its lock.
    */
   public B listenerExecutor(Executor executor) {
     this.listenerExecutor = Objects.requireNonNull(executor, "listener executor must not be null");

@@ -1121,17 +1121,7 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
    */
   private long firstAbsent(String name, long token, long absentAt, Calls.Budget budget,
       String what) {
-    long lo = token + 1;
-    long hi = absentAt;
-    while (lo < hi) {
-      long mid = lo + (hi - lo) / 2;
-      if (countAt(name, mid, budget, what) > 0) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return Math.min(lo, absentAt);
+    return firstWhere(token + 1, absentAt, r -> countAt(name, r, budget, what) == 0);
   }
 
   /**
@@ -1141,14 +1131,26 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
    */
   private long compactRevision(String name, long compacted, long readable, Calls.Budget budget,
       String what) {
-    long lo = compacted + 1;
-    long hi = readable;
+    return firstWhere(compacted + 1, readable, r -> {
+      try {
+        countAt(name, r, budget, what);
+        return true;
+      } catch (Compacted c) {
+        return false;
+      }
+    });
+  }
+
+  /**
+   * The least revision in [{@code lo}, {@code hi}] where {@code holds}, which must be false below
+   * some revision and true from it on, and true at {@code hi}: by binary search.
+   */
+  private static long firstWhere(long lo, long hi, java.util.function.LongPredicate holds) {
     while (lo < hi) {
       long mid = lo + (hi - lo) / 2;
-      try {
-        countAt(name, mid, budget, what);
+      if (holds.test(mid)) {
         hi = mid;
-      } catch (Compacted c) {
+      } else {
         lo = mid + 1;
       }
     }
