@@ -51,11 +51,12 @@ final class HistoryCommand extends NamedCommand {
   @Override
   int run(StoreOptions.Opened store, Output output) {
     String n = name();
-    if (limit < 1 || limit > EtcdLeaseStore.MAX_HISTORY) {
-      throw new CliException(ExitCodes.USAGE, "--limit must be 1 to "
-          + EtcdLeaseStore.MAX_HISTORY + " changes, got " + limit);
+    EtcdLeaseHistory h;
+    try {
+      h = ((EtcdLeaseStore) store.store()).history(n, limit); // checks the limit before sending
+    } catch (IllegalArgumentException e) {
+      throw new CliException(ExitCodes.USAGE, "--limit: " + e.getMessage());
     }
-    EtcdLeaseHistory h = ((EtcdLeaseStore) store.store()).history(n, limit);
     Map<String, Object> f = new LinkedHashMap<>();
     f.put("name", h.name());
     f.put("revision", h.revision());

@@ -143,7 +143,7 @@ class EtcdCliTest extends KeyValueCliTest {
     for (String bad : List.of("0", "-1", "" + (EtcdLeaseStore.MAX_HISTORY + 1))) {
       CliRun r = cli("history", "job", "--limit", bad);
       assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.USAGE);
-      assertThat(r.err()).contains("--limit must be 1 to " + EtcdLeaseStore.MAX_HISTORY, bad);
+      assertThat(r.err()).contains("--limit: limit must be 1 to " + EtcdLeaseStore.MAX_HISTORY, bad);
     }
     CliRun malformed = cli("history", "x\u0001y");
     assertThat(malformed.code()).as(malformed.toString()).isEqualTo(ExitCodes.USAGE);

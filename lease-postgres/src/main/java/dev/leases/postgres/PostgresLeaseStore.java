@@ -133,8 +133,6 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
   private static final Logger log = LoggerFactory.getLogger(PostgresLeaseStore.class);
 
   private static final String SEQUENCE_SUFFIX = "_token_seq";
-  /** SQLState undefined_table. */
-  private static final String UNDEFINED_TABLE = "42P01";
   private static final String CHANNEL_SUFFIX = "_released";
   private static final int MAX_TABLE = SqlNames.MAX_IDENTIFIER - SEQUENCE_SUFFIX.length();
   private static final int MAX_QUALIFIED = SqlNames.MAX_IDENTIFIER - CHANNEL_SUFFIX.length();
@@ -932,7 +930,7 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
             }
             return List.copyOf(found);
           } catch (SQLException e) {
-            if (UNDEFINED_TABLE.equals(e.getSQLState())) {
+            if (Privileges.UNDEFINED_TABLE.equals(e.getSQLState())) {
               if (!c.getAutoCommit()) {
                 c.rollback();
               }

@@ -21,6 +21,10 @@ final class Privileges {
 
   /** SQLState insufficient_privilege. */
   static final String INSUFFICIENT_PRIVILEGE = "42501";
+  /** SQLState undefined_table: the table is not on the search path (or does not exist). */
+  static final String UNDEFINED_TABLE = "42P01";
+  /** SQLState invalid_schema_name: an unqualified CREATE found no schema to create in. */
+  static final String NO_SCHEMA_TO_CREATE_IN = "3F000";
 
   /** PostgreSQL's limit on a role name, in bytes (NAMEDATALEN - 1). */
   private static final int MAX_ROLE = SqlNames.MAX_IDENTIFIER;
@@ -178,7 +182,8 @@ final class Privileges {
   }
 
   /** SQLStates of a table the search path did not find, or no schema there to create it in. */
-  private static final List<String> NOT_ON_SEARCH_PATH = List.of("42P01", "3F000");
+  private static final List<String> NOT_ON_SEARCH_PATH =
+      List.of(UNDEFINED_TABLE, NO_SCHEMA_TO_CREATE_IN);
 
   /**
    * For a table named without its schema that the server did not find (42P01) or had no schema

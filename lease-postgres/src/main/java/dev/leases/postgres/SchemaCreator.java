@@ -24,9 +24,6 @@ final class SchemaCreator {
 
   private static final Logger log = LoggerFactory.getLogger(SchemaCreator.class);
 
-  /** SQLState invalid_schema_name: an unqualified CREATE found no schema to create in. */
-  private static final String NO_SCHEMA_TO_CREATE_IN = "3F000";
-
   /** First key of the advisory lock that serialises our DDL ("LEAS"). */
   private static final int DDL_LOCK_CLASS = 0x4C454153;
 
@@ -116,7 +113,7 @@ final class SchemaCreator {
           if (hidden.isPresent()) {
             throw hidden.get();
           }
-          if (NO_SCHEMA_TO_CREATE_IN.equals(s.getSQLState())) {
+          if (Privileges.NO_SCHEMA_TO_CREATE_IN.equals(s.getSQLState())) {
             throw new IllegalStateException("creating " + what + " failed: no schema on the"
                 + " search path of this connection's role exists and may hold it (SQLState "
                 + s.getSQLState() + ": " + s.getMessage() + "); nothing was created. Name the"

@@ -585,10 +585,6 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
     }
     List<Object> replies = script.runAll(c.scripting(), ScriptOutputType.MULTI, keyArgs, args,
         timeout, caller);
-    if (groups.size() == 1 && replies.get(0) instanceof List<?> entries
-        && entries.size() == 1) { // a batch of one name: no maps to order
-      return Map.of(names.get(0), answer.apply(names.get(0), entries.get(0)));
-    }
     Map<String, R> byName = new HashMap<>(names.size() * 2);
     for (int g = 0; g < groups.size(); g++) {
       List<String> group = groups.get(g);
