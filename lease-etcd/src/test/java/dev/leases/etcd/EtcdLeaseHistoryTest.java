@@ -29,7 +29,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -52,16 +51,12 @@ class EtcdLeaseHistoryTest {
   @BeforeAll
   static void connect() {
     admin = Client.builder().endpoints(EtcdServers.endpointList().toArray(String[]::new)).build();
-    prefix = random("history");
+    prefix = SecureEtcd.random("history-");
   }
 
   @AfterAll
   static void disconnect() {
     admin.close();
-  }
-
-  private static String random(String head) {
-    return head + "-" + UUID.randomUUID();
   }
 
   private static EtcdLeaseStore store(String endpoint) {
@@ -71,7 +66,7 @@ class EtcdLeaseHistoryTest {
   /** Writes {@code count} keys outside the prefix: the revision moves on, the lease does not. */
   private static void otherWrites(Client client, int count) throws Exception {
     for (int i = 0; i < count; i++) {
-      client.getKVClient().put(utf8(prefix + "-noise/" + i), utf8("x")).get(10, TimeUnit.SECONDS);
+      client.getKVClient().put(SecureEtcd.utf8(prefix + "-noise/" + i), SecureEtcd.utf8("x")).get(10, TimeUnit.SECONDS);
     }
   }
 
@@ -84,7 +79,7 @@ class EtcdLeaseHistoryTest {
   @Test
   void showsGrantRewriteReleaseGrantAndExpiryNewestFirstAsAWatchSawThem() throws Exception {
     // a name whose key needs escaping: history finds its keys as every other call does
-    String n = random("job/") + RandomNames.next(ThreadLocalRandom.current());
+    String n = SecureEtcd.random("job/") + RandomNames.next(ThreadLocalRandom.current());
     HolderId a = HolderId.generate();
     HolderId b = HolderId.generate();
     try (EtcdLeaseStore s = store(EtcdServers.endpoints())) {
@@ -161,7 +156,7 @@ class EtcdLeaseHistoryTest {
    */
   @Test
   void aKeyDeletedByHandIsAnExpiryAtTheDeletesRevision() throws Exception {
-    String n = random("by-hand");
+    String n = SecureEtcd.random("by-hand-");
     HolderId a = HolderId.generate();
     HolderId b = HolderId.generate();
     try (EtcdLeaseStore s = store(EtcdServers.endpoints())) {
@@ -190,7 +185,7 @@ class EtcdLeaseHistoryTest {
   @Test
   void aNameNeverGrantedHasAnEmptyCompleteHistory() {
     try (EtcdLeaseStore s = store(EtcdServers.endpoints())) {
-      EtcdLeaseHistory h = s.history(random("never"), 10);
+      EtcdLeaseHistory h = s.history(SecureEtcd.random("never-"), 10);
       assertThat(h.changes()).isEmpty();
       assertThat(h.truncated()).isFalse();
       assertThat(h.compactRevision()).isZero();
@@ -210,12 +205,12 @@ class EtcdLeaseHistoryTest {
         EtcdLeaseStore s = store(own.endpoint())) {
       HolderId a = HolderId.generate();
       HolderId b = HolderId.generate();
-      String early = random("early");
+      String early = SecureEtcd.random("early-");
       LeaseGrant ge = s.acquireOrRenew(early, a, Duration.ofSeconds(30)).orElseThrow();
       assertThat(s.release(early, a)).isTrue();
       long releasedAt = s.history(early, 10).changes().get(0).revision();
       otherWrites(ownAdmin, 5);
-      String late = random("late");
+      String late = SecureEtcd.random("late-");
       LeaseGrant ga = s.acquireOrRenew(late, a, Duration.ofSeconds(30)).orElseThrow();
       assertThat(s.release(late, a)).isTrue();
       otherWrites(ownAdmin, 5);
@@ -274,7 +269,7 @@ class EtcdLeaseHistoryTest {
   void aStalledServerFailsWithinTheCallTimeoutAndLeavesNoThreadBehind() throws Exception {
     Set<Thread> before = live();
     int port = URI.create(EtcdServers.endpointList().get(0)).getPort();
-    String n = random("stall");
+    String n = SecureEtcd.random("stall-");
     try (TcpProxy proxy = new TcpProxy(port);
         EtcdLeaseStore s = EtcdLeaseStore.builder("http://127.0.0.1:" + proxy.port())
             .keyPrefix(prefix).callTimeout(Duration.ofSeconds(1)).build()) {
@@ -313,9 +308,5 @@ class EtcdLeaseHistoryTest {
 
   private static HolderId holder(KeyValue kv) {
     return new HolderId(kv.getValue().toString(StandardCharsets.UTF_8));
-  }
-
-  private static ByteSequence utf8(String s) {
-    return ByteSequence.from(s, StandardCharsets.UTF_8);
   }
 }

@@ -53,9 +53,13 @@ class PostgresLeaseListingTest extends LeaseListingTck {
   }
 
   private static void hold(List<String> names) {
+    hold(store, names);
+  }
+
+  private static void hold(PostgresLeaseStore s, List<String> names) {
     HolderId h = HolderId.generate();
     for (String n : names) {
-      assertThat(store.acquireOrRenew(n, h, TTL)).as(n).isPresent();
+      assertThat(s.acquireOrRenew(n, h, TTL)).as(n).isPresent();
     }
   }
 
@@ -121,7 +125,7 @@ class PostgresLeaseListingTest extends LeaseListingTck {
     try (PostgresLeaseStore s = PostgresLeaseStore.builder(pool).table(table)
         .callTimeout(Duration.ofMillis(500)).build();
         Connection locker = PostgresServers.connect()) {
-      hold(s, "x");
+      hold(s, List.of("x"));
       locker.setAutoCommit(false);
       try (Statement st = locker.createStatement()) {
         st.execute("LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE");
@@ -136,9 +140,5 @@ class PostgresLeaseListingTest extends LeaseListingTck {
       locker.rollback();
       assertThat(s.names("", 10)).containsExactly("x");
     }
-  }
-
-  private static void hold(PostgresLeaseStore s, String name) {
-    assertThat(s.acquireOrRenew(name, HolderId.generate(), TTL)).isPresent();
   }
 }
