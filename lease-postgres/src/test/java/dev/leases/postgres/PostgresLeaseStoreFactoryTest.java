@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
@@ -73,12 +74,16 @@ class PostgresLeaseStoreFactoryTest {
         "callTimeoutMillis", "500"));
     try (Connection tx = PostgresServers.connect()) {
       String name = "factory-" + UUID.randomUUID();
+      String free = name + "-free";
       HolderId a = HolderId.generate();
-      assertThat(store.acquireOrRenewAll(List.of(name), a, Duration.ofSeconds(30))).hasSize(1);
+      assertThat(store.acquireOrRenewAll(List.of(name, free), a, Duration.ofSeconds(30)))
+          .hasSize(2);
+      assertThat(store.release(free, a)).isTrue();
       tx.setAutoCommit(false);
       try (PreparedStatement lock = tx.prepareStatement(
-          "SELECT 1 FROM leases WHERE name = ? FOR UPDATE")) {
+          "SELECT 1 FROM leases WHERE name IN (?, ?) FOR UPDATE")) {
         lock.setString(1, name);
+        lock.setString(2, free);
         lock.executeQuery().close();
       }
       assertThatThrownBy(() -> store.acquireOrRenew(name, a, Duration.ofSeconds(30)))
@@ -86,9 +91,12 @@ class PostgresLeaseStoreFactoryTest {
       assertThatThrownBy(() -> store.acquireOrRenewAll(List.of(name), a, Duration.ofSeconds(30)))
           .as("the renewal fast path").isInstanceOf(LeaseStoreUnavailableException.class)
           .hasMessageContaining("57014");
-      assertThatThrownBy(() -> store.acquireOrRenewAll(List.of(name), HolderId.generate(),
-          Duration.ofSeconds(30))).as("the full path")
+      assertThatThrownBy(() -> store.acquireOrRenewAll(List.of(free), HolderId.generate(),
+          Duration.ofSeconds(30))).as("the full path, for a free name")
           .isInstanceOf(LeaseStoreUnavailableException.class).hasMessageContaining("57014");
+      assertThat(store.acquireOrRenewAll(List.of(name), HolderId.generate(),
+          Duration.ofSeconds(30)).get(name)).as("the full path refuses a held name unlocked")
+          .isInstanceOf(AcquireResult.Refused.class);
       tx.rollback();
       assertThat(store.acquireOrRenew(name, a, Duration.ofSeconds(30))).isPresent();
     } finally {

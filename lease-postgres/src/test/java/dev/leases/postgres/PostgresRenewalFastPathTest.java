@@ -1,11 +1,16 @@
 package dev.leases.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.AcquireResult;
 import dev.leases.HolderId;
 import dev.leases.LeaseState;
+import dev.leases.LeaseStoreUnavailableException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -112,9 +117,7 @@ class PostgresRenewalFastPathTest {
     assertThat(prepared.get(from + 1)).contains("INSERT").contains("FOR UPDATE");
     assertThat(again.keySet()).containsExactlyElementsOf(names);
 
-    LeaseState.Held holder = ((AcquireResult.Refused) again.get(taken)).heldBy().orElseThrow();
-    assertThat(holder.holder()).isEqualTo(new HolderId("someone-else"));
-    assertThat(holder.lastToken()).isEqualTo(takenToken);
+    assertHeldBy(again.get(taken), new HolderId("someone-else"), takenToken);
     for (String n : List.of(expired, deleted, released)) {
       assertThat(token(again, n)).as("%s is a new tenure", n)
           .isGreaterThan(takenToken).isGreaterThan(token(first, n));
@@ -147,9 +150,7 @@ class PostgresRenewalFastPathTest {
         + names.get(0).substring(0, names.get(0).lastIndexOf('-')) + "-%'");
     Map<String, AcquireResult> refused = store.acquireOrRenewAll(names, a, TTL);
     for (String n : names) {
-      LeaseState.Held held = ((AcquireResult.Refused) refused.get(n)).heldBy().orElseThrow();
-      assertThat(held.holder()).isEqualTo(b);
-      assertThat(held.lastToken()).isEqualTo(token(first, n));
+      assertHeldBy(refused.get(n), b, token(first, n));
       assertThat(store.inspect(n)).isInstanceOf(LeaseState.Held.class)
           .satisfies(s -> assertThat(((LeaseState.Held) s).holder()).isEqualTo(b));
     }
@@ -211,6 +212,116 @@ class PostgresRenewalFastPathTest {
       contending.get(100, TimeUnit.SECONDS);
     } finally {
       threads.shutdownNow();
+    }
+  }
+
+  /** Starts, on {@code c}, a transaction that runs {@code sql} with {@code names} as ?1. */
+  private void begin(Connection c, String sql, List<String> names) throws Exception {
+    c.setAutoCommit(false);
+    try (PreparedStatement ps = c.prepareStatement(sql.replace("$t", table))) {
+      ps.setArray(1, c.createArrayOf("text", names.toArray()));
+      ps.executeUpdate();
+    }
+  }
+
+  private static void assertHeldBy(AcquireResult answer, HolderId holder, long token) {
+    assertThat(answer).isInstanceOf(AcquireResult.Refused.class);
+    LeaseState.Held held = ((AcquireResult.Refused) answer).heldBy().orElseThrow();
+    assertThat(held.holder()).isEqualTo(holder);
+    assertThat(held.lastToken()).isEqualTo(token);
+  }
+
+  /**
+   * A follower's batch of names held by another neither locks their rows nor waits for their
+   * locks: it refuses them as its snapshot shows them while the holder's renewal of every one of
+   * them is under way (rows changed, not yet committed). Were the follower to lock them, it would
+   * wait for that renewal (here: until its call timeout), and a holder's renewal would wait for the
+   * follower's whole batch in turn.
+   */
+  @Test
+  void aFollowersBatchOfHeldNamesWaitsForNoRenewalUnderWay() throws Exception {
+    List<String> names = names(200);
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    Map<String, AcquireResult> first = store.acquireOrRenewAll(names, a, TTL);
+    try (Connection renewing = PostgresServers.connect();
+        PostgresLeaseStore follower = PostgresLeaseStore.builder(pool).table(table)
+            .callTimeout(Duration.ofSeconds(3)).build()) {
+      begin(renewing, "UPDATE $t SET expires_at = expires_at + interval '1 second'"
+          + " WHERE name = ANY(?)", names);
+      Map<String, AcquireResult> refused = follower.acquireOrRenewAll(names, b, TTL);
+      for (String n : names) {
+        assertHeldBy(refused.get(n), a, token(first, n));
+      }
+      renewing.rollback();
+    }
+  }
+
+  /**
+   * A name the follower's snapshot shows free but that another takes before the follower locks
+   * its row is decided again under the lock: refused, naming the new holder and its token, and the
+   * names around it are answered as before. The follower's batch then takes one statement more.
+   */
+  @Test
+  void aNameTakenBetweenTheSnapshotAndItsLockIsDecidedAgainUnderTheLock() throws Exception {
+    List<String> names = names(30);
+    String taken = names.get(7);
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    HolderId c = HolderId.generate();
+    Map<String, AcquireResult> first = store.acquireOrRenewAll(names, a, TTL);
+    exec("UPDATE $t SET expires_at = clock_timestamp() - interval '1 second'"
+        + " WHERE name = '" + taken + "'"); // a's grant of it has expired
+    List<String> followerSql = new CopyOnWriteArrayList<>();
+    ExecutorService thread = Executors.newSingleThreadExecutor();
+    try (Connection taking = PostgresServers.connect();
+        Connection watching = PostgresServers.connect();
+        PostgresLeaseStore follower = PostgresLeaseStore.builder(
+            StatementRecorder.recording(pool, sql -> {
+              if (sql != null) {
+                followerSql.add(sql);
+              }
+            })).table(table).build()) {
+      // c takes it, as its grant would: locked and changed, not yet committed
+      begin(taking, "UPDATE $t SET holder = '" + c.value() + "', token = token + 1000,"
+          + " expires_at = clock_timestamp() + interval '30 seconds' WHERE name = ANY(?)",
+          List.of(taken));
+      int takingPid = pid(taking);
+      Future<Map<String, AcquireResult>> answers =
+          thread.submit(() -> follower.acquireOrRenewAll(names, b, TTL));
+      await().atMost(Duration.ofSeconds(30)).until(() -> blockedBy(watching, takingPid));
+      taking.commit();
+      Map<String, AcquireResult> refused = answers.get(30, TimeUnit.SECONDS);
+      assertHeldBy(refused.get(taken), c, token(first, taken) + 1000);
+      for (String n : names) {
+        if (!n.equals(taken)) {
+          assertHeldBy(refused.get(n), a, token(first, n));
+        }
+      }
+      assertThat(followerSql).as("the batch, then the changed name again under its lock")
+          .filteredOn(sql -> sql.contains(" k AS (")).hasSize(2);
+    } finally {
+      thread.shutdownNow();
+    }
+  }
+
+  private static int pid(Connection c) throws Exception {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  /** Whether some session waits for a lock that the session {@code pid} holds. */
+  private static boolean blockedBy(Connection watching, int pid) throws Exception {
+    try (PreparedStatement ps = watching.prepareStatement("SELECT count(*) FROM pg_stat_activity"
+        + " WHERE ? = ANY(pg_blocking_pids(pid))")) {
+      ps.setInt(1, pid);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1) > 0;
+      }
     }
   }
 }
