@@ -34,7 +34,9 @@ env -u LEASES_POSTGRES_URL java -jar benchmarks/target/leases-benchmarks.jar nem
   --start-local --changes 30 --max-seconds 60 --seed 1 --out benchmarks/target/nemesis-smoke \
   >"$logs/nemesis-smoke.out" 2>benchmarks/target/nemesis-smoke.log &
 nemesis=$!
-java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgres,redis,etcd,consul \
+# The benchmark smoke starts its own servers too: the external PostgreSQL is restarted mid-run by
+# the suite beside it (PostgresServers.restartShared).
+env -u LEASES_POSTGRES_URL java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgres,redis,etcd,consul \
   --start-local --trials 1 --latency-samples 30 --scale 1,10 --scale-rounds 1 --scale-ttl 2s \
   --out benchmarks/target/bench-smoke >"$logs/bench-smoke.log" 2>&1 \
   || { tail -40 "$logs/bench-smoke.log"; exit 1; }
