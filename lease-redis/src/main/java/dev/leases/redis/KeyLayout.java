@@ -52,10 +52,13 @@ final class KeyLayout {
   private static final String ENCODED_PUNCTUATION = "-._~/%";
 
   /**
-   * Most names one batch script takes: a script blocks the server while it runs, so a batch of
-   * {@link dev.leases.LeaseStore#MAX_BATCH_SIZE} names goes as several scripts, pipelined.
+   * Most names one batch script takes: a script blocks the server while it runs (under 1 ms for
+   * 100 renewals on a 2-core machine), so a batch of {@link dev.leases.LeaseStore#MAX_BATCH_SIZE}
+   * names goes as several scripts, pipelined. Smaller scripts also start the server sooner: the
+   * first runs while the client still sends the rest (10,000 renewals, round p50 on one machine,
+   * two runs each: 73-77 ms in scripts of 100, 79-82 ms in scripts of 250).
    */
-  static final int MAX_NAMES_PER_SCRIPT = 1000;
+  static final int MAX_NAMES_PER_SCRIPT = 100;
 
   private final String prefix;
 

@@ -62,32 +62,36 @@ final class LuaScript {
    */
   <T> T run(RedisScriptingAsyncCommands<String, String> commands, ScriptOutputType type,
       String[] keys, String[] args, Duration timeout, Caller caller) {
-    return this.<T>runAll(commands, type, Collections.singletonList(keys),
-        Collections.singletonList(args), timeout, caller)
-        .get(0);
+    return this.<T>runAll(commands, type, 1, i -> keys, i -> args, timeout, caller).get(0);
   }
 
   /**
-   * Runs the script once per element of {@code keys} (with the {@code args} at the same index),
-   * pipelined: every call is sent before any reply is awaited, so the whole list costs one round
-   * trip to each server involved (two if the server has lost its script cache: the calls it
-   * answered {@code NOSCRIPT} are sent again, pipelined, with {@code EVAL}). One deadline,
-   * {@code timeout} from now, bounds every wait of the list, the resend included. If any call fails
-   * or has no reply by then, the others are abandoned and the whole list's outcome is unknown:
-   * calls that were sent may have run.
+   * Runs the script {@code n} times, call {@code i} with KEYS {@code keysOf(i)} and ARGV
+   * {@code argsOf(i)}, pipelined: every call is sent before any reply is awaited, so the whole list
+   * costs one round trip to each server involved (two if the server has lost its script cache: the
+   * calls it answered {@code NOSCRIPT} are sent again, pipelined, with {@code EVAL}). Each call's
+   * keys and arguments are built just before it is sent, so that the server runs the first while
+   * the next is built. One deadline, {@code timeout} from now, bounds every wait of the list, the
+   * resend included. If any call fails or has no reply by then, the others are abandoned and the
+   * whole list's outcome is unknown: calls that were sent may have run.
    *
-   * @return the replies, in the order of {@code keys}
+   * @return the replies, in call order
    */
   <T> List<T> runAll(RedisScriptingAsyncCommands<String, String> commands, ScriptOutputType type,
-      List<String[]> keys, List<String[]> args, Duration timeout, Caller caller) {
+      int n, IntFunction<String[]> keysOf, IntFunction<String[]> argsOf, Duration timeout,
+      Caller caller) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    int n = keys.size();
+    String[][] keys = new String[n][];
+    String[][] args = new String[n][];
     List<T> replies = new ArrayList<>(Collections.nCopies(n, null));
-    List<Integer> lost = awaitAll(i -> commands.evalsha(sha, type, keys.get(i), args.get(i)),
-        range(n), replies, deadline, timeout, caller);
+    List<Integer> lost = awaitAll(i -> {
+      keys[i] = keysOf.apply(i);
+      args[i] = argsOf.apply(i);
+      return commands.evalsha(sha, type, keys[i], args[i]);
+    }, range(n), replies, deadline, timeout, caller);
     if (!lost.isEmpty()) {
       // The server lost its script cache: EVAL sends the body and caches it again.
-      List<Integer> again = awaitAll(i -> commands.eval(body, type, keys.get(i), args.get(i)),
+      List<Integer> again = awaitAll(i -> commands.eval(body, type, keys[i], args[i]),
           lost, replies, deadline, timeout, caller);
       if (!again.isEmpty()) {
         throw new LeaseStoreUnavailableException(

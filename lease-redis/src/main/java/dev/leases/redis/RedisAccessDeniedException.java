@@ -11,9 +11,12 @@ import dev.leases.LeaseException;
  * {@link RedisAcl}); it never contains a password.
  *
  * <p>Retrying does not help until an administrator changes the ACL or the credentials. A refused
- * write changed nothing: every writing script checks the caller's permissions for all it may write
- * before writing anything. Never a {@link dev.leases.LeaseStoreUnavailableException} (Redis
- * answered) and never "held by another" or "not granted".
+ * write changed nothing in its script: every writing script checks the caller's permissions for
+ * all it may write before writing anything. A batch of more names than one script takes (100)
+ * goes as several scripts, all sent at once, so the others may have run: its outcome is unknown,
+ * as for any exception of a batch. The checks assume one set of permissions ({@link RedisAcl}'s
+ * rules); under ACL selectors a write may still be refused after others of its script. Never a
+ * {@link dev.leases.LeaseStoreUnavailableException} (Redis answered) and never "held by another" or "not granted".
  */
 public class RedisAccessDeniedException extends LeaseException {
   RedisAccessDeniedException(String message, Throwable cause) {

@@ -50,7 +50,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLException;
@@ -422,7 +421,8 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
    * → a new, larger token; another holder's live lease → empty. The grant's
    * {@link LeaseGrant#expiresAt()} is the server's time of expiry and its ttl the requested one
    * rounded up to whole milliseconds. A key of the name that holds the wrong type (written by
-   * something else) throws {@link IllegalStateException}, with nothing changed.
+   * something else) throws {@link IllegalStateException}, with nothing changed (a renewal does not
+   * check the fence key, which it neither reads nor writes; the next grant does).
    */
   @Override
   public Optional<LeaseGrant> acquireOrRenew(String name, HolderId holder, Duration ttl) {
@@ -431,12 +431,12 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
     long ttlMs = TTL_RANGE.roundUp(TTL_RANGE.check(ttl)).toMillis();
     List<Object> reply = run(Scripts.ACQUIRE_OR_RENEW, ScriptOutputType.MULTI,
         keys.leaseKeyArray(name), holder.value(), Long.toString(ttlMs));
-    return acquired(name, holder, ttlMs, onlyEntry(reply), true).grant();
+    return acquired(name, holder, ttlMs, onlyEntry(reply, 1), reply, true).grant();
   }
 
   /**
    * The native batch: each name gets what {@link #acquireOrRenew} gives it, by the same script
-   * (the single call is that script with one name). Names go in scripts of at most 1,000 names —
+   * (the single call is that script with one name). Names go in scripts of at most 100 names —
    * on a cluster, of names whose keys share a slot — sent pipelined on one connection, so a batch
    * costs one round trip to each server involved, however many scripts it takes; one command
    * timeout bounds the whole batch. Each script reads the server's {@code TIME} once and judges its
@@ -448,8 +448,9 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
    * {@code PTTL} (by the server's clock; early by at most the script's run time, never late). It is
    * empty only when the stored lease is not this library's shape (no expiry, no token).
    *
-   * <p><b>A key of the wrong type</b> (something else wrote a key of the name) refuses that name
-   * alone, {@code heldBy} empty, with nothing of it changed, and logs a warning naming the key;
+   * <p><b>A key of the wrong type</b> (something else wrote a key of the name; for a renewal, the
+   * lease or last-tenure key) refuses that name alone, {@code heldBy} empty, with nothing of it
+   * changed, and logs a warning naming the key;
    * the other names get their outcomes. (The single call throws instead. Failing the batch would
    * stand down every name a {@link dev.leases.leader.LeaseGroup} holds over one foreign key.)
    *
@@ -462,23 +463,23 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
     List<String> checked = LeaseArguments.requireNames(names, holder);
     long ttlMs = TTL_RANGE.roundUp(TTL_RANGE.check(ttl)).toMillis();
     String[] args = {holder.value(), Long.toString(ttlMs)};
-    return batch(Scripts.ACQUIRE_OR_RENEW, checked, keys::leaseKeys, group -> args,
-        (name, entry) -> acquired(name, holder, ttlMs, entry, false));
+    return batch(Scripts.ACQUIRE_OR_RENEW, checked, keys::leaseKeys, group -> args, 1,
+        (name, entry, reply) -> acquired(name, holder, ttlMs, entry, reply, false));
   }
 
   /**
-   * The outcome for {@code name} from its entry of the acquire script's reply; a key of the wrong
-   * type throws for the single call ({@code single}), else refuses that name (see
-   * {@link #foreignKey}).
+   * The outcome for {@code name} from its entry of the acquire script's {@code reply}, whose first
+   * element is the expiry of its grants; a key of the wrong type throws for the single call
+   * ({@code single}), else refuses that name (see {@link #foreignKey}).
    */
   private static AcquireResult acquired(String name, HolderId holder, long ttlMs, Object entry,
-      boolean single) {
+      List<Object> reply, boolean single) {
+    if (entry instanceof Long token) {
+      return new AcquireResult.Granted(new LeaseGrant(name, holder, token,
+          Instant.ofEpochMilli(number(reply, 0)), Duration.ofMillis(ttlMs)));
+    }
     List<Object> e = entry instanceof List<?> l ? cast(l) : List.of();
     long status = number(e, 0);
-    if (status == 1) {
-      return new AcquireResult.Granted(new LeaseGrant(name, holder, number(e, 1),
-          Instant.ofEpochMilli(number(e, 2)), Duration.ofMillis(ttlMs)));
-    }
     if (status == 2) {
       foreignKey(Scripts.ACQUIRE_OR_RENEW, name, text(e, 1), single);
       return AcquireResult.Refused.unexplained(name);
@@ -486,12 +487,15 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
     return new AcquireResult.Refused(name, heldBy(name, e));
   }
 
-  /** The one entry of a single call's reply (the scripts answer one entry per name). */
-  private static Object onlyEntry(@Nullable List<Object> reply) {
-    if (reply == null || reply.size() != 1) {
+  /**
+   * The one entry of a single call's reply: the scripts answer {@code head} elements for the
+   * whole script, then one entry per name.
+   */
+  private static Object onlyEntry(@Nullable List<Object> reply, int head) {
+    if (reply == null || reply.size() != head + 1) {
       throw unexpected(reply);
     }
-    return reply.get(0);
+    return reply.get(head);
   }
 
   /** Who holds {@code name}, from a refusal {@code {0, holder, token, expiresAtMs, pttlMs}}. */
@@ -520,7 +524,7 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
     Objects.requireNonNull(holder, "holder must not be null");
     List<Object> reply = run(Scripts.RELEASE, ScriptOutputType.MULTI, keys.releaseKeyArray(name),
         holder.value(), keys.releaseChannel(), name);
-    return released(name, onlyEntry(reply), true);
+    return released(name, onlyEntry(reply, 0), true);
   }
 
   /**
@@ -542,8 +546,8 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
             args[i + 2] = group.get(i);
           }
           return args;
-        },
-        (name, entry) -> released(name, entry, false));
+        }, 0,
+        (name, entry, reply) -> released(name, entry, false));
   }
 
   /** Whether the release script's entry for {@code name} says it was released; as {@link #acquired}. */
@@ -558,41 +562,44 @@ public final class RedisLeaseStore implements LeaseStore, LeaseListing {
     throw unexpected(entry);
   }
 
+  /** One name's result from its entry of a batch script's reply. */
+  private interface Answer<R> {
+    R apply(String name, Object entry, List<Object> reply);
+  }
+
   /**
    * Runs {@code script} over {@code names} in the groups one script may take
    * ({@link KeyLayout#scriptGroups}), pipelined under one timeout: each group's KEYS are its names'
-   * {@code keysOf} in order, its ARGV {@code argsOf(group)}; the script answers one entry per name,
-   * which {@code answer} turns into that name's result.
+   * {@code keysOf} in order, its ARGV {@code argsOf(group)}; the script answers {@code head}
+   * elements that hold for all its names, then one entry per name, which {@code answer} turns
+   * into that name's result (given the script's whole reply, for the head).
    *
    * @return the results in the order of {@code names}; unmodifiable
    */
   private <R> Map<String, R> batch(LuaScript script, List<String> names,
-      Function<String, List<String>> keysOf, Function<List<String>, String[]> argsOf,
-      BiFunction<String, Object, R> answer) {
+      Function<String, List<String>> keysOf, Function<List<String>, String[]> argsOf, int head,
+      Answer<R> answer) {
     ensureOpen();
     if (names.isEmpty()) {
       return Map.of();
     }
     Connector.Commands c = connected();
     List<List<String>> groups = keys.scriptGroups(names, c.cluster());
-    List<String[]> keyArgs = new ArrayList<>(groups.size());
-    List<String[]> args = new ArrayList<>(groups.size());
-    for (List<String> group : groups) {
-      List<String> k = new ArrayList<>();
-      group.forEach(n -> k.addAll(keysOf.apply(n)));
-      keyArgs.add(k.toArray(String[]::new));
-      args.add(argsOf.apply(group));
-    }
-    List<Object> replies = script.runAll(c.scripting(), ScriptOutputType.MULTI, keyArgs, args,
-        timeout, caller);
+    List<Object> replies = script.runAll(c.scripting(), ScriptOutputType.MULTI, groups.size(),
+        g -> {
+          List<String> k = new ArrayList<>(groups.get(g).size() * 3);
+          groups.get(g).forEach(n -> k.addAll(keysOf.apply(n)));
+          return k.toArray(String[]::new);
+        },
+        g -> argsOf.apply(groups.get(g)), timeout, caller);
     Map<String, R> byName = new HashMap<>(names.size() * 2);
     for (int g = 0; g < groups.size(); g++) {
       List<String> group = groups.get(g);
-      if (!(replies.get(g) instanceof List<?> entries) || entries.size() != group.size()) {
+      if (!(replies.get(g) instanceof List<?> reply) || reply.size() != head + group.size()) {
         throw unexpected(replies.get(g));
       }
       for (int i = 0; i < group.size(); i++) {
-        byName.put(group.get(i), answer.apply(group.get(i), entries.get(i)));
+        byName.put(group.get(i), answer.apply(group.get(i), reply.get(head + i), cast(reply)));
       }
     }
     Map<String, R> results = new LinkedHashMap<>(names.size() * 2);

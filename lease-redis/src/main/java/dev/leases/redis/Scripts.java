@@ -3,8 +3,9 @@ package dev.leases.redis;
 /**
  * The Lua scripts. Each runs atomically on the primary that owns the lease's slot; every key a
  * script touches is passed in KEYS and shares one hash tag ({@link KeyLayout}). Time comes from the
- * server's {@code TIME}, never from the client. Numbers written back to Redis go through
- * {@code string.format('%d')} so that they are stored as plain integers.
+ * server's {@code TIME}, never from the client. Numbers computed in Lua and written back go
+ * through {@code string.format('%d')} so that they are stored as plain integers (a renewal copies
+ * the token's text as the lease holds it).
  *
  * <p>Redis does not roll back a script that fails halfway: every command before the failing one
  * stays applied. So each script first checks the type of every key it touches ({@link #GUARD}) and
@@ -39,8 +40,10 @@ final class Scripts {
    * text {@code <DENIED> <command> <key>} for the script to return before any write. Every writing
    * script checks all it may write first, so that a user without write permission (an observer)
    * is told so even when the script would have written nothing (a lease held by another), and a
-   * refusal never leaves a batch half-written. A batch checks each key once and each command
-   * at least once (ACL rules grant commands and key patterns apart; about a microsecond a check).
+   * refusal never leaves a script half-written. A script checks each key once and each command
+   * at least once (ACL rules grant commands and key patterns apart; about a microsecond a check):
+   * exact for one set of permissions ({@link RedisAcl}'s rules), not under ACL selectors, where one
+   * selector may grant a check's command and another the command the script then runs.
    */
   private static final String ACL = """
       local function denied(cmd, key, ...)
@@ -64,9 +67,10 @@ final class Scripts {
   /**
    * Acquire-or-renew for one or many names of one slot; the single call is this script with one
    * name, so both follow one body. KEYS: lease, fence, last of each name, in that order (3 per
-   * name). ARGV: holder, ttl in ms. Reply: one entry per name, in KEYS order:
+   * name). ARGV: holder, ttl in ms. Reply: the expiry in server ms of every grant of this script,
+   * then one entry per name, in KEYS order:
    * <ul>
-   *   <li>{@code {1, token, expiresAtMs}} granted or renewed;
+   *   <li>{@code token} (an integer) granted or renewed, expiring at the reply's expiry;
    *   <li>{@code {0, holder, token, expiresAtMs, pttlMs}} another holder has an unexpired lease, as
    *       read in this script: its lease key's {@code PTTL}, and the expiry as this script's
    *       {@code TIME} plus that (so at most the script's own run time early, never late);
@@ -85,17 +89,28 @@ final class Scripts {
    * <p>The type checks cost a command each, so the common case, a renewal (most of a
    * {@link dev.leases.leader.LeaseGroup}'s batch), lets its commands prove the types of the keys it
    * touches: the lease's {@code HMGET} and the last tenure's {@code HSET} fail on a key of the
-   * wrong type with nothing written ({@code redis.pcall}), which then answers as the guard would;
-   * only the fence, which a renewal does not write, is checked with {@code TYPE}. Any other failure
-   * of those two stops the script as {@code redis.call} would. Same outcomes, a third of the
-   * {@code TYPE}s.
+   * wrong type with nothing written ({@code redis.pcall}), which then answers as the guard would.
+   * Any other failure of those two stops the script as {@code redis.call} would. The fence, which
+   * a renewal neither reads nor writes, is not checked by a renewal: a foreign fence key does not
+   * make a holder stand down from a lease whose token stays valid; the next grant of the name
+   * refuses over it (and {@code inspect} and {@code token} report it).
+   *
+   * <p>Each write command is asked about once (on the first name's keys); whether a name's keys
+   * may be written is asked once for its three ({@code DEL} names them all, and key patterns grant
+   * writes to every write command alike), and only if that is refused key by key, with the
+   * commands the script runs, to name the one refused. Together with the reply's one expiry
+   * instead of a table per grant, no fence check and the token copied as text (only when it is a
+   * canonical decimal below 10^15, exact as a Lua number; other text, written by something else,
+   * takes the full path, which refuses), this takes a renewal from about 56,000 to 35,000 server
+   * instructions per name (callgrind, Redis 7.0, batches of 1,000).
    */
   static final LuaScript ACQUIRE_OR_RENEW = new LuaScript("acquireOrRenew", GUARD + ACL + """
-      local no = #KEYS > 0 and (denied('INCR', KEYS[2]) or denied('PEXPIREAT', KEYS[1], '1'))
+      local no = #KEYS > 0 and (denied('INCR', KEYS[2]) or denied('SET', KEYS[2], '1')
+        or denied('HSET', KEYS[1], 'holder', '') or denied('PEXPIREAT', KEYS[1], '1'))
       for i = 1, #KEYS, 3 do
-        no = no or denied('SET', KEYS[i + 1], '1')
-          or denied('HSET', KEYS[i], 'holder', '', 'token', '1')
-          or denied('HSET', KEYS[i + 2], 'holder', '', 'token', '1', 'exp', '1')
+        no = no or denied('DEL', KEYS[i], KEYS[i + 1], KEYS[i + 2])
+          and (denied('SET', KEYS[i + 1], '1') or denied('HSET', KEYS[i], 'holder', '')
+            or denied('HSET', KEYS[i + 2], 'holder', ''))
         if no then return redis.error_reply(no) end
       end
       local holder, ttl = ARGV[1], tonumber(ARGV[2])
@@ -110,19 +125,17 @@ final class Scripts {
           if bad then return {2, bad['err']} end
           error(cur)
         end
-        if cur[1] == holder and tonumber(cur[2]) then
-          local bad = foreign(fence, 'string')
-          if bad then return {2, bad['err']} end
+        local text = cur[2]
+        if cur[1] == holder and text and #text <= 15 and string.find(text, '^[1-9]%d*$') then
           local token = tonumber(cur[2])
-          local w = redis.pcall('HSET', last, 'holder', holder, 'token', string.format('%d', token),
-            'exp', sexp)
+          local w = redis.pcall('HSET', last, 'holder', holder, 'token', cur[2], 'exp', sexp)
           if type(w) == 'table' then
-            bad = foreign(last, 'hash')
+            local bad = foreign(last, 'hash')
             if bad then return {2, bad['err']} end
             error(w)
           end
           redis.call('PEXPIREAT', lease, sexp)
-          return {1, token, exp}
+          return token
         end
         local bad = foreign(fence, 'string') or foreign(last, 'hash')
         if bad then return {2, bad['err']} end
@@ -143,9 +156,9 @@ final class Scripts {
         end
         redis.call('PEXPIREAT', lease, sexp)
         redis.call('HSET', last, 'holder', holder, 'token', string.format('%d', token), 'exp', sexp)
-        return {1, token, exp}
+        return token
       end
-      local out = {}
+      local out = {exp}
       for i = 1, #KEYS, 3 do
         out[#out + 1] = grant(KEYS[i], KEYS[i + 1], KEYS[i + 2])
       end

@@ -173,6 +173,59 @@ class RedisAclTest {
     assertThat(log).noneSatisfy(entry -> assertThat(entry).containsEntry("username", user));
   }
 
+  /**
+   * The acquire script asks whether a name's three keys may be written with one {@code DEL} check,
+   * and only when that is refused asks key by key: a holder whose rules lack {@code DEL} still
+   * acquires, renews and batches (its release, which runs {@code DEL}, is refused by name), and a
+   * holder whose write commands reach only two of a name's three keys (an ACL selector) is refused
+   * naming the third, with nothing written.
+   */
+  @Test
+  void theOneCheckPerNameFallsBackToEachKeyAndCommand() throws Exception {
+    String noDel = SecureRedis.random("nodel-");
+    String readOnlyLast = SecureRedis.random("rolast-");
+    List<String> holderRules = RedisAcl.rules(prefixA, RedisAcl.Access.HOLDER);
+    List<String> withoutDel = new java.util.ArrayList<>(holderRules);
+    withoutDel.add("-del");
+    RedisAcl.setUser(redis.admin(), noDel, withoutDel, LONG_TIMEOUT);
+    redis.setPassword(noDel, password);
+    String name = SecureRedis.random("keys-");
+    List<String> keys;
+    try (RedisLeaseStore any = store(holder, prefixA)) {
+      keys = any.keysOf(name);
+    }
+    // Redis checks a script's declared keys for reads and writes before it runs, so only a
+    // selector can make one key of a name unwritable by a command the script runs: here the
+    // writes are granted by a selector that names the lease and fence keys alone
+    String selector = "(+incr +set +hset +pexpireat +del ~" + keys.get(0) + " ~" + keys.get(1)
+        + ")";
+    var args = new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
+        .add("SETUSER").add(readOnlyLast);
+    RedisAcl.rules(prefixA, RedisAcl.Access.OBSERVER).forEach(args::add);
+    args.add(selector);
+    assertThat(redis.admin().sync().dispatch(io.lettuce.core.protocol.CommandType.ACL,
+        new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), args))
+        .isEqualTo("OK");
+    redis.setPassword(readOnlyLast, password);
+    HolderId h = HolderId.generate();
+    try (RedisLeaseStore store = store(noDel, prefixA);
+        RedisLeaseStore confined = store(readOnlyLast, prefixA)) {
+      String other = SecureRedis.random("nodel-lease-");
+      LeaseGrant g = store.acquireOrRenew(other, h, TTL).orElseThrow();
+      assertThat(store.acquireOrRenew(other, h, TTL).orElseThrow().token()).isEqualTo(g.token());
+      assertThat(store.acquireOrRenewAll(List.of(other, SecureRedis.random("nodel-b-")), h, TTL)
+          .values()).allMatch(r -> r.grant().isPresent());
+      assertThatThrownBy(() -> store.release(other, h))
+          .isInstanceOf(RedisAccessDeniedException.class).hasMessageContaining("DEL");
+
+      assertThatThrownBy(() -> confined.acquireOrRenew(name, h, TTL))
+          .isInstanceOf(RedisAccessDeniedException.class)
+          .hasMessageContaining("HSET").hasMessageContaining(keys.get(2))
+          .hasMessageContaining("before anything was changed");
+      assertThat(redis.admin().sync().exists(keys.get(0), keys.get(1), keys.get(2))).isZero();
+    }
+  }
+
   @Test
   void aHolderConfinedToOnePrefixCannotTouchAnotherPrefixsLeasesOrOtherKeys() throws Exception {
     String name = SecureRedis.random("other-");
