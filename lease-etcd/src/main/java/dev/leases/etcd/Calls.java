@@ -5,6 +5,7 @@ import dev.leases.LeaseStoreUnavailableException;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
+import io.etcd.jetcd.Response;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.common.exception.EtcdExceptionFactory;
@@ -33,6 +34,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -71,6 +73,8 @@ final class Calls {
   private final String owner;
   private final @Nullable String user;
   private final @Nullable String keyPrefix;
+  /** The newest etcd revision an answer to these calls carried; 0 before the first answer. */
+  private final AtomicLong seenRevision = new AtomicLong();
 
   /**
    * @param endpoints how failure messages name the etcd endpoints, e.g. {@code http://host:2379}
@@ -170,6 +174,21 @@ final class Calls {
     }
   }
 
+  /**
+   * The newest etcd revision any answer to these calls carried (its header's), 0 before the first:
+   * every change etcd makes after that answer has a larger revision.
+   */
+  long seenRevision() {
+    return seenRevision.get();
+  }
+
+  private <T> T seen(T answer) {
+    if (answer instanceof Response r && r.getHeader() != null) {
+      seenRevision.accumulateAndGet(r.getHeader().getRevision(), Math::max);
+    }
+    return answer;
+  }
+
   /** Awaits one call; never repeats it. */
   <T> T once(Supplier<CompletableFuture<T>> call, Budget budget, String what) {
     return attempt(call, budget, what, false);
@@ -264,7 +283,7 @@ final class Calls {
     }
     try {
       try {
-        return future.get(left, TimeUnit.NANOSECONDS);
+        return seen(future.get(left, TimeUnit.NANOSECONDS));
       } catch (ExecutionException e) {
         if (!staleToken(e.getCause())) {
           throw e;
@@ -276,7 +295,7 @@ final class Calls {
           throw timedOut(what, e.getCause());
         }
         future = call.get();
-        return future.get(again, TimeUnit.NANOSECONDS);
+        return seen(future.get(again, TimeUnit.NANOSECONDS));
       }
     } catch (TimeoutException e) {
       future.cancel(true);

@@ -17,6 +17,7 @@ import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.common.exception.CompactedException;
 import io.etcd.jetcd.common.exception.ErrorCode;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
@@ -1181,8 +1182,14 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
    * Runs {@code listener} when the lease key is deleted: released, expired, or deleted by hand. One
    * watch serves every listener of a name; listeners run one at a time on the store's own thread
    * ({@code leases-etcd-listener-*}), and one that throws is logged and stays subscribed. By the
-   * time a listener runs someone else may already hold the lease. A watch that breaks is resumed by
-   * jetcd; events may still be lost, so followers must poll until the expiry they last read.
+   * time a listener runs someone else may already hold the lease. Sends nothing itself: the watch
+   * is set up in the background, and starts at the revision after the newest answer this store had
+   * received, so a release etcd applied after that answer (the refusal that made a follower
+   * subscribe, say) is heard even if it reaches etcd before the watch does, and one applied
+   * between that answer and this call wakes the new listener too. If etcd has compacted that
+   * revision away, listeners run once and the watch goes on from the compaction. A watch that
+   * breaks is resumed by jetcd; events may still be lost, so followers must poll until the expiry
+   * they last read.
    */
   @Override
   public Subscription onRelease(String name, Runnable listener) {
@@ -1193,7 +1200,7 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
     synchronized (watchers) {
       ensureOpen();
       if (!watchers.containsKey(name)) {
-        watchers.put(name, watchReleases(name));
+        watchers.put(name, watchReleases(name, calls.seenRevision()));
       }
       added = listeners.add(name, listener);
     }
@@ -1210,18 +1217,60 @@ public final class EtcdLeaseStore implements LeaseStore, LeaseListing {
     };
   }
 
-  private Watch.Watcher watchReleases(String name) {
+  /**
+   * A watch of {@code name}'s deletes from the revision after {@code after} (from the present when
+   * 0). One that etcd cancels because that revision was compacted away is replaced by one from the
+   * compaction, and the listeners run once: a release may have been among the changes lost.
+   */
+  private Watch.Watcher watchReleases(String name, long after) {
+    WatchOption.Builder option = WatchOption.builder().withNoPut(true);
+    if (after > 0) {
+      option.withRevision(after + 1);
+    }
+    AtomicReference<Watch.@Nullable Watcher> self = new AtomicReference<>();
     try {
-      return watch.watch(keys.leaseKey(name), WatchOption.builder().withNoPut(true).build(),
+      Watch.Watcher w = watch.watch(keys.leaseKey(name), option.build(),
           Watch.listener(response -> {
             if (response.getEvents().stream()
                 .anyMatch(e -> e.getEventType() == WatchEvent.EventType.DELETE)) {
               listeners.fire(name, listenerThread);
             }
-          }, error -> log.debug("watch on lease '{}' failed: {}", name, error.toString())));
+          }, error -> {
+            if (error instanceof CompactedException c) {
+              afterCompaction(name, self, c.getCompactedRevision());
+            } else {
+              log.debug("watch on lease '{}' failed: {}", name, error.toString());
+            }
+          }));
+      self.set(w);
+      return w;
     } catch (RuntimeException e) {
       ensureOpen();
       throw new LeaseStoreUnavailableException("cannot watch lease '" + name + "': " + e, e);
+    }
+  }
+
+  private void afterCompaction(String name, AtomicReference<Watch.@Nullable Watcher> cancelled,
+      long compactedAt) {
+    try {
+      listenerThread.execute(() -> {
+        synchronized (watchers) {
+          // set before the watchers lock is let go; a watch replaced or unsubscribed is left alone
+          if (closed.get() || watchers.get(name) != cancelled.get()) {
+            return;
+          }
+          try {
+            watchers.put(name, watchReleases(name, compactedAt - 1));
+          } catch (RuntimeException e) {
+            watchers.remove(name);
+            log.warn("lost the watch on lease '{}' (its start was compacted, and watching again"
+                + " failed: {}); its release listeners get no more hints", name, e.toString());
+          }
+        }
+        listeners.fire(name, listenerThread);
+      });
+    } catch (java.util.concurrent.RejectedExecutionException closing) {
+      // closed: no more hints
     }
   }
 

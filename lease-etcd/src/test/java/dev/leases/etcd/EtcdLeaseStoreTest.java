@@ -334,6 +334,64 @@ class EtcdLeaseStoreTest {
         .atMost(Duration.ofSeconds(5)).until(() -> hints.get() == 2);
   }
 
+  /**
+   * The watch starts after the follower's last answer, not wherever etcd is when the watch arrives:
+   * a release landing between the refusal and the watch (here: before the subscription even) is
+   * heard. Watching from the present, it was lost, and the kit's batch-release scenario failed
+   * under load.
+   */
+  @Test
+  void aReleaseAfterTheFollowersRefusalWakesItThoughItLandsBeforeTheWatch() {
+    EtcdLeaseStore s = store();
+    EtcdLeaseStore follower = store();
+    String n = name();
+    HolderId a = HolderId.generate();
+    s.acquireOrRenew(n, a, Duration.ofSeconds(30)).orElseThrow();
+    assertThat(follower.acquireOrRenew(n, HolderId.generate(), Duration.ofSeconds(30))).isEmpty();
+    assertThat(s.release(n, a)).isTrue();
+    AtomicInteger hints = new AtomicInteger();
+    follower.onRelease(n, hints::incrementAndGet);
+    await("the release after the refusal wakes the follower").atMost(Duration.ofSeconds(10))
+        .until(() -> hints.get() == 1);
+    s.acquireOrRenew(n, a, Duration.ofSeconds(30)).orElseThrow();
+    assertThat(s.release(n, a)).isTrue();
+    await("and the watch goes on").atMost(Duration.ofSeconds(10)).until(() -> hints.get() == 2);
+  }
+
+  /**
+   * When the revision after the follower's last answer is compacted away, etcd cancels the watch:
+   * the listener runs once (the release is among the compacted changes) and the watch goes on from
+   * the compaction.
+   */
+  @Test
+  void aWatchWhoseStartWasCompactedWakesOnceAndGoesOn() throws Exception {
+    try (TestServer own = TestServers.of(EtcdServers.spec());
+        Client ownAdmin = Client.builder().endpoints(own.endpoint()).build();
+        EtcdLeaseStore s = EtcdLeaseStore.builder(own.endpoint()).build();
+        EtcdLeaseStore follower = EtcdLeaseStore.builder(own.endpoint()).build()) {
+      String n = name();
+      HolderId a = HolderId.generate();
+      s.acquireOrRenew(n, a, Duration.ofSeconds(30)).orElseThrow();
+      assertThat(follower.inspect(n)).isInstanceOf(LeaseState.Held.class);
+      assertThat(s.release(n, a)).isTrue();
+      for (int i = 0; i < 3; i++) {
+        s.acquireOrRenew(name(), a, Duration.ofSeconds(30)).orElseThrow();
+      }
+      long now = ownAdmin.getKVClient().get(ByteSequence.from("x", StandardCharsets.UTF_8))
+          .get(10, TimeUnit.SECONDS).getHeader().getRevision();
+      ownAdmin.getKVClient().compact(now).get(10, TimeUnit.SECONDS);
+      AtomicInteger hints = new AtomicInteger();
+      follower.onRelease(n, hints::incrementAndGet);
+      await("a hint for the compacted changes").atMost(Duration.ofSeconds(10))
+          .until(() -> hints.get() == 1);
+      s.acquireOrRenew(n, a, Duration.ofSeconds(30)).orElseThrow();
+      assertThat(s.release(n, a)).isTrue();
+      await("then one per release").atMost(Duration.ofSeconds(10)).until(() -> hints.get() == 2);
+      await("and no more").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+          .until(() -> hints.get() == 2);
+    }
+  }
+
   @Test
   void closingAStoreOnAUserClientLeavesTheClientOpen() throws Exception {
     EtcdLeaseStore s = EtcdLeaseStore.builder(admin).keyPrefix(prefix).build();
