@@ -3,6 +3,7 @@ package dev.leases.consul;
 import dev.leases.LeaseArguments;
 import dev.leases.LeaseStoreFactory;
 import dev.leases.spi.SecretSetting;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -90,7 +91,23 @@ final class ClientOptions {
 
   /** The call pool these options ask for. */
   ConsulCalls calls() {
-    return new ConsulCalls(callTimeout, target, maxConcurrentCalls, keyPrefix);
+    return new ConsulCalls(callTimeout, target, maxConcurrentCalls, keyPrefix, tlsRefusal());
+  }
+
+  /** For an https:// URL, asks the agent whether TLS refuses this client; else null. */
+  private ConsulCalls.@Nullable TlsRefusal tlsRefusal() {
+    if (url == null || !url.regionMatches(true, 0, "https:", 0, 6)) {
+      return null;
+    }
+    URI u = URI.create(url);
+    ConsulTls t = tls;
+    return bound -> {
+      try {
+        return ConsulTls.refusal(u, t == null ? null : t.load().ssl(), bound);
+      } catch (RuntimeException unreadableSinceBuilt) {
+        return null;
+      }
+    };
   }
 
   /** The client these options describe, built now (only for options made from a URL). */

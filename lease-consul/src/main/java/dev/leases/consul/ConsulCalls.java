@@ -16,6 +16,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLException;
 import okhttp3.Call;
 import okhttp3.Interceptor;
 import okhttp3.Response;
@@ -99,6 +100,19 @@ final class ConsulCalls {
   private final int maxThreads;
   private final int maxQueued;
   private final ThreadPoolExecutor pool;
+  private final @Nullable TlsRefusal tlsRefusal;
+
+  /**
+   * Asks an https:// agent, on a connection of its own bounded by {@code bound}, whether TLS
+   * refuses this client ({@link ConsulTls#refusal}); null if it does not.
+   */
+  @FunctionalInterface
+  interface TlsRefusal {
+    @Nullable SSLException ask(Duration bound);
+  }
+
+  /** How long {@link TlsRefusal} may take at most, within the call timeout. */
+  private static final Duration TLS_REFUSAL_BOUND = Duration.ofSeconds(2);
 
   ConsulCalls(Duration timeout, String target) {
     this(timeout, target, DEFAULT_MAX_THREADS);
@@ -113,6 +127,17 @@ final class ConsulCalls {
    *     Consul refuses it; null for other callers
    */
   ConsulCalls(Duration timeout, String target, int maxThreads, String keyPrefix) {
+    this(timeout, target, maxThreads, keyPrefix, null);
+  }
+
+  /**
+   * @param tlsRefusal for an https:// agent: asked after a request failed on a broken connection
+   *     (not a timeout, not a refused connection), so that a refused client certificate is named
+   *     as such; null for none
+   */
+  ConsulCalls(Duration timeout, String target, int maxThreads, String keyPrefix,
+      @Nullable TlsRefusal tlsRefusal) {
+    this.tlsRefusal = tlsRefusal;
     this.timeout = timeout;
     this.target = target;
     this.keyPrefix = keyPrefix;
@@ -368,6 +393,16 @@ final class ConsulCalls {
             + " failed (" + tls + "); nothing was sent. " + tlsAdvice(tls), ce);
       }
       if (ce.getCause() instanceof IOException io) {
+        // Under TLS 1.3 a refused client certificate can surface as a broken pipe or a shut-down
+        // connection, the agent's alert unread: ask on a connection of its own.
+        Duration bound = timeout.compareTo(TLS_REFUSAL_BOUND) < 0 ? timeout : TLS_REFUSAL_BOUND;
+        SSLException refused = tlsRefusal == null || io instanceof InterruptedIOException
+            || io instanceof java.net.ConnectException ? null : tlsRefusal.ask(bound);
+        if (refused != null) {
+          return new LeaseStoreUnavailableException(what + ": the TLS connection to " + target
+              + " failed (" + io + "; on a new connection: " + refused + "); the agent refused"
+              + " the client before reading a request. " + tlsAdvice(refused), ce);
+        }
         return new LeaseStoreUnavailableException(what + ": " + target + " could not be reached ("
             + io + "); the outcome is unknown", ce);
       }

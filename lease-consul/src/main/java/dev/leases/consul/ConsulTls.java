@@ -3,6 +3,11 @@ package dev.leases.consul;
 import dev.leases.spi.SecretSetting;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
@@ -12,6 +17,7 @@ import java.security.PrivateKey;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
 import java.security.spec.PKCS8EncodedKeySpec;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
@@ -19,9 +25,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509TrustManager;
+import org.jspecify.annotations.Nullable;
 
 /**
  * HTTPS settings of a client the library builds: the authority to trust (PEM; null: the JDK's
@@ -137,5 +147,42 @@ record ConsulTls(Path trustCert, Path clientCert, Path clientKey) {
     }
     throw new IllegalArgumentException("the TLS client key file " + clientKey + " holds a PKCS#8"
         + " key that is neither EC, RSA nor Ed25519");
+  }
+
+  /**
+   * After a request to {@code url} failed with a broken connection, asks the agent directly
+   * whether TLS refuses this client: one TLS connection with {@code ssl} (null: the JDK's default)
+   * sending one small request ({@code GET /v1/status/leader}) and reading the first byte of the
+   * answer, every step bounded by {@code timeout}. Under TLS 1.3 the agent judges the client's
+   * certificate after the client considers the handshake done, so the request that met its refusal
+   * may see only a broken pipe or a shut-down connection, the alert unread; this read sees it.
+   *
+   * @return the TLS failure the agent reported, or null if there was none (the agent answered, or
+   *     the connection failed otherwise)
+   */
+  static @Nullable SSLException refusal(URI url, @Nullable SSLContext ssl, Duration timeout) {
+    int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+    int port = url.getPort() > 0 ? url.getPort() : 443;
+    try {
+      SSLSocketFactory f = ssl != null ? ssl.getSocketFactory() : SSLContext.getDefault()
+          .getSocketFactory();
+      try (Socket raw = new Socket()) {
+        raw.connect(new InetSocketAddress(url.getHost(), port), ms);
+        raw.setSoTimeout(ms);
+        try (SSLSocket s = (SSLSocket) f.createSocket(raw, url.getHost(), port, false)) {
+          s.startHandshake();
+          OutputStream out = s.getOutputStream();
+          out.write(("GET /v1/status/leader HTTP/1.1\r\nHost: " + url.getHost()
+              + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+          out.flush();
+          s.getInputStream().read();
+          return null;
+        }
+      }
+    } catch (SSLException e) {
+      return e;
+    } catch (IOException | java.security.NoSuchAlgorithmException | RuntimeException e) {
+      return null;
+    }
   }
 }

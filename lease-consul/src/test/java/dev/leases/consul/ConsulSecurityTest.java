@@ -333,6 +333,31 @@ class ConsulSecurityTest {
     }
   }
 
+  /**
+   * The question a call asks after a broken connection to an https:// agent: the agent's own
+   * refusal, read on a connection of its own, for a missing or unrelated client certificate; none
+   * for an accepted one or for a port where nothing listens.
+   */
+  @Test
+  void askedOnAConnectionOfItsOwnTheAgentSaysWhetherItRefusesTheClient() throws Exception {
+    java.net.URI url = java.net.URI.create(consul.url());
+    Duration bound = Duration.ofSeconds(10);
+    for (ConsulTls refused : java.util.List.of(new ConsulTls(consul.certs.ca(), null, null),
+        new ConsulTls(consul.certs.ca(), consul.certs.wrongClientCert(),
+            consul.certs.wrongClientKey()))) {
+      javax.net.ssl.SSLException e = ConsulTls.refusal(url, refused.load().ssl(), bound);
+      assertThat(e).isNotNull();
+      assertThat(e.toString()).containsAnyOf("certificate_required", "bad_certificate",
+          "unknown_ca", "certificate_unknown");
+    }
+    ConsulTls accepted = new ConsulTls(consul.certs.ca(), consul.certs.clientCert(),
+        consul.certs.clientKey());
+    assertThat(ConsulTls.refusal(url, accepted.load().ssl(), bound)).isNull();
+    int nothing = dev.leases.tck.servers.FreePorts.pick();
+    assertThat(ConsulTls.refusal(java.net.URI.create("https://127.0.0.1:" + nothing),
+        accepted.load().ssl(), bound)).isNull();
+  }
+
   @Test
   void aPlaintextUrlToTheHttpsPortAndBadTlsSettingsAreNamed() throws Exception {
     String plain = consul.url().replace("https://", "http://");
