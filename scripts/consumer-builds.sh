@@ -95,6 +95,12 @@ endpoints=("$LEASES_POSTGRES_URL" "redis://127.0.0.1:$redis_port" "http://127.0.
 
 # shellcheck disable=SC2206
 MVN=(mvn -B -ntp -q ${LEASES_CONSUMER_MVN_ARGS:-} -Dleases.version="$version")
+# Named in full: an offline build cannot resolve the "dependency:" prefix, and a fresh local
+# repository holds no dependency plugin (the reactor never uses it).
+DEP=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
+# plugins DIR: fetches, online, the plugins DIR's build runs (and what they need), nothing of its
+# dependencies, so that the offline build after it proves the dependencies alone resolve offline.
+plugins() { (cd "$1" && "${MVN[@]}" "$DEP:resolve-plugins" -DoutputFile=plugins.txt); }
 work=$(mktemp -d)
 trap 'rm -rf "$work"; stop_servers' EXIT
 
@@ -105,8 +111,8 @@ build() {
   cp -r "$root/scripts/consumers/$name" "$dir"
   mkdir -p "$dir/src/main/java/example"
   cp "$root/scripts/consumers/Main.java" "$dir/src/main/java/example/"
-  (cd "$dir" && "${MVN[@]}" "$@" dependency:list -DoutputFile=deps.txt \
-      && "${MVN[@]}" "$@" compile dependency:build-classpath -Dmdep.outputFile=cp.txt) \
+  (plugins "$dir" && cd "$dir" && "${MVN[@]}" "$@" "$DEP:list" -DoutputFile=deps.txt \
+      && "${MVN[@]}" "$@" compile "$DEP:build-classpath" -Dmdep.outputFile=cp.txt) \
     >"$dir/build.log" 2>&1 || { echo "--- $name: build failed"; tail -30 "$dir/build.log"; return 1; }
   java -cp "$dir/target/classes:$(cat "$dir/cp.txt")" example.Main "${endpoints[@]}" \
       >"$dir/run.txt" 2>&1 \
@@ -145,7 +151,7 @@ fi
 
 echo "consumer C (a custom backend, tested with lease-tck $version), offline:"
 cp -r "$root/scripts/consumers/custom-backend" "$work/custom-backend"
-if (cd "$work/custom-backend" && "${MVN[@]}" -o test) >"$work/custom-backend/build.log" 2>&1; then
+if (plugins "$work/custom-backend" && cd "$work/custom-backend" && "${MVN[@]}" -o test) >"$work/custom-backend/build.log" 2>&1; then
   report=$(ls "$work"/custom-backend/target/surefire-reports/TEST-*.xml)
   counts=$(python3 - "$report" <<'PY'
 import sys, xml.etree.ElementTree as ET
