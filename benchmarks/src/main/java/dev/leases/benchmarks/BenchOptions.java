@@ -45,7 +45,7 @@ final class BenchOptions {
       "                         rounds, more up to 5000 or 3 s so that the JIT has compiled the code",
       "  --scale LIST           numbers of leases one process holds in one LeaseGroup",
       "                         (default 1,100,10000,100000)",
-      "  --scale-rounds N       renewal rounds per size, one every TTL/3 (default 3)",
+      "  --scale-rounds N       renewal rounds per size, one every TTL/3 (default 5)",
       "  --scale-ttl DURATION   the group's TTL, e.g. 10s, 2500ms, 1m (default 10s; raised to a",
       "                         store's minimum)",
       "",
@@ -78,7 +78,7 @@ final class BenchOptions {
   int latencySamples = 300;
   int latencyWarmup = 50;
   List<Integer> scale = List.of(1, 100, 10_000, 100_000);
-  int scaleRounds = 3;
+  int scaleRounds = 5;
   Duration scaleTtl = Duration.ofSeconds(10);
   int peers = 3;
   List<String> peerNames = List.of();
