@@ -88,6 +88,7 @@ class ConsulLeaseGroupScaleTest {
   @Timeout(300)
   void aFirstBatchAnsweredAfterTheGroupGaveUpOnItIsRenewedWithItsTokensByTheNextRound() {
     List<String> names = names(2_000);
+    warmUp(names);
     try (ConsulLeaseStore consul = ConsulLeaseStore.builder(ConsulServers.sharedUrl())
         .keyPrefix(randomPrefix()).build();
         FirstGrants grants = new FirstGrants(consul,
@@ -128,7 +129,9 @@ class ConsulLeaseGroupScaleTest {
 
   /**
    * Records the token of the first answer that granted each name, whether or not the group was
-   * still waiting for it; delays the first batch's answer by {@code delay} from its start.
+   * still waiting for it; delays the first batch's answer by {@code delay} from its start (the
+   * first that returned: one that overran the group's bound on its own and was interrupted
+   * returns nothing, and the next is delayed instead).
    */
   private static final class FirstGrants extends ForwardingLeaseStore {
     final Map<String, Long> firstToken = new ConcurrentHashMap<>();
@@ -152,8 +155,9 @@ class ConsulLeaseGroupScaleTest {
         }
       });
       if (!delay.isZero() && first.getAndSet(false)) {
-        holdUntil(start + delay.toNanos()); // the group's bounded call is abandoned meanwhile
+        // counted first: the group's next round may hear its grants before this hold ends
         lateAnswers.incrementAndGet();
+        holdUntil(start + delay.toNanos()); // the group's bounded call is abandoned meanwhile
       }
       return answers;
     }
