@@ -5,6 +5,7 @@ import dev.leases.LeaseStoreClosedException;
 import dev.leases.LeaseStoreUnavailableException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -397,7 +398,7 @@ final class ConsulCalls {
         // connection, the agent's alert unread: ask on a connection of its own.
         Duration bound = timeout.compareTo(TLS_REFUSAL_BOUND) < 0 ? timeout : TLS_REFUSAL_BOUND;
         SSLException refused = tlsRefusal == null || io instanceof InterruptedIOException
-            || io instanceof java.net.ConnectException ? null : tlsRefusal.ask(bound);
+            || io instanceof ConnectException ? null : tlsRefusal.ask(bound);
         if (refused != null) {
           return new LeaseStoreUnavailableException(what + ": the TLS connection to " + target
               + " failed (" + io + "; on a new connection: " + refused + "); the agent refused"

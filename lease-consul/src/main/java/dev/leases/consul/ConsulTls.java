@@ -181,7 +181,7 @@ record ConsulTls(Path trustCert, Path clientCert, Path clientKey) {
       }
     } catch (SSLException e) {
       return e;
-    } catch (IOException | java.security.NoSuchAlgorithmException | RuntimeException e) {
+    } catch (IOException | GeneralSecurityException | RuntimeException e) {
       return null;
     }
   }

@@ -51,30 +51,16 @@ class ConsulLeaseGroupScaleTest {
   @Timeout(300)
   void aGroupOfTenThousandNamesHoldsThemAllWithTheirFirstGrantedTokensAndOneCallPerRound() {
     List<String> names = names(NAMES);
-    warmUp(names);
-    try (ConsulLeaseStore consul = ConsulLeaseStore.builder(ConsulServers.sharedUrl())
-        .keyPrefix(randomPrefix()).build();
-        FirstGrants grants = new FirstGrants(consul, Duration.ZERO);
-        CountingLeaseStore counting = new CountingLeaseStore(grants)) {
-      Heard heard = new Heard(counting);
-      LeaseGroup group = LeaseGroup.builder(counting).label("consul-scale").ttl(TTL)
-          .listener(heard).build();
-      try {
-        names.forEach(group::add);
-        group.start();
-        heard.awaitAll(NAMES);
-        heard.assertFirstGrantedTokens(grants, names);
+    try (HeldGroup g = new HeldGroup("consul-scale", names, Duration.ZERO)) {
+      g.heard.assertFirstGrantedTokens(g.grants, names);
 
-        long acquiredAt = heard.callsWhenAcquired.get();
-        await("renewal rounds").atMost(Duration.ofSeconds(120))
-            .until(() -> counting.calls() >= acquiredAt + RENEWAL_ROUNDS || !heard.broken.isEmpty());
-        assertThat(heard.broken).as("names not held continuously").isEmpty();
-        assertThat(group.heldNames()).hasSize(NAMES);
-        for (String n : names) {
-          assertThat(group.currentToken(n)).as(n).isEqualTo(heard.firstToken.get(n));
-        }
-      } finally {
-        group.close();
+      long acquiredAt = g.heard.callsWhenAcquired.get();
+      await("renewal rounds").atMost(Duration.ofSeconds(120)).until(() ->
+          g.counting.calls() >= acquiredAt + RENEWAL_ROUNDS || !g.heard.broken.isEmpty());
+      assertThat(g.heard.broken).as("names not held continuously").isEmpty();
+      assertThat(g.group.heldNames()).hasSize(NAMES);
+      for (String n : names) {
+        assertThat(g.group.currentToken(n)).as(n).isEqualTo(g.heard.firstToken.get(n));
       }
     }
   }
@@ -88,29 +74,47 @@ class ConsulLeaseGroupScaleTest {
   @Timeout(300)
   void aFirstBatchAnsweredAfterTheGroupGaveUpOnItIsRenewedWithItsTokensByTheNextRound() {
     List<String> names = names(2_000);
-    warmUp(names);
-    try (ConsulLeaseStore consul = ConsulLeaseStore.builder(ConsulServers.sharedUrl())
-        .keyPrefix(randomPrefix()).build();
-        FirstGrants grants = new FirstGrants(consul,
-            TTL.dividedBy(3).plus(Duration.ofMillis(300)));
-        CountingLeaseStore counting = new CountingLeaseStore(grants)) {
-      Heard heard = new Heard(counting);
-      LeaseGroup group = LeaseGroup.builder(counting).label("consul-overrun").ttl(TTL)
-          .listener(heard).build();
+    try (HeldGroup g = new HeldGroup("consul-overrun", names,
+        TTL.dividedBy(3).plus(Duration.ofMillis(300)))) {
+      assertThat(g.grants.lateAnswers.get()).as("first answers delayed").isEqualTo(1);
+      assertThat(g.grants.firstToken).as("names the late first answer granted")
+          .hasSize(names.size());
+      assertThat(g.heard.callsWhenAcquired.get())
+          .as("store calls made when the last name was heard acquired: more than the first,"
+              + " whose answer came after the group gave up on it")
+          .isGreaterThan(1);
+      g.heard.assertFirstGrantedTokens(g.grants, names);
+    }
+  }
+
+  /**
+   * A group of {@code names} on a warmed Consul store of its own prefix, started and awaited until
+   * it heard every name acquired; its store's first batch answer is held back by {@code delay}.
+   */
+  private static final class HeldGroup implements AutoCloseable {
+    final FirstGrants grants;
+    final CountingLeaseStore counting;
+    final Heard heard;
+    final LeaseGroup group;
+
+    HeldGroup(String label, List<String> names, Duration delay) {
+      warmUp(names);
+      grants = new FirstGrants(ConsulLeaseStore.builder(ConsulServers.sharedUrl())
+          .keyPrefix(randomPrefix()).build(), delay);
+      counting = new CountingLeaseStore(grants); // closes grants, which closes the Consul store
+      heard = new Heard(counting);
+      group = LeaseGroup.builder(counting).label(label).ttl(TTL).listener(heard).build();
+      names.forEach(group::add);
+      group.start();
+      heard.awaitAll(names.size());
+    }
+
+    @Override
+    public void close() {
       try {
-        names.forEach(group::add);
-        group.start();
-        heard.awaitAll(names.size());
-        assertThat(grants.lateAnswers.get()).as("first answers delayed").isEqualTo(1);
-        assertThat(grants.firstToken).as("names the late first answer granted")
-            .hasSize(names.size());
-        assertThat(heard.callsWhenAcquired.get())
-            .as("store calls made when the last name was heard acquired: more than the first,"
-                + " whose answer came after the group gave up on it")
-            .isGreaterThan(1);
-        heard.assertFirstGrantedTokens(grants, names);
-      } finally {
         group.close();
+      } finally {
+        counting.close();
       }
     }
   }
