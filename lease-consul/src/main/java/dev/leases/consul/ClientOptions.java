@@ -112,7 +112,7 @@ final class ClientOptions {
 
   /** The client these options describe, built now (only for options made from a URL). */
   OwnedClient open() {
-    return OwnedClient.open(url, callTimeout, aclToken, tls);
+    return OwnedClient.open(url, callTimeout, maxConcurrentCalls, aclToken, tls);
   }
 
   // ---------------------------------------------------------------- string settings

@@ -179,7 +179,12 @@ import org.slf4j.LoggerFactory;
  *       number of threads, however many calls time out.
  *   <li>Renewing keeps the tenure's session, whose TTL Consul fixed when it was created: a renewal
  *       asking for another TTL gets the session's TTL, which the grant reports.
- *   <li>Batches are bounded by one call timeout per {@value #NAMES_PER_CALL_TIMEOUT} names.
+ *   <li>A batch is bounded by one call timeout for its reads and one more per
+ *       {@value #NAMES_PER_CALL_TIMEOUT} names (started): 4 s for 250 names at the default 2 s.
+ *       Unlike a single call, a batch that loses races has several steps in a row (read, a wave
+ *       of transactions, a read of the names lost, a second wave, the sessions of their holders);
+ *       bounded by one call timeout, four holders' batches of the same 250 names on a TLS agent
+ *       timed out on a loaded 2-core machine (1.2 s each when idle and first in the JVM).
  *       What they cost: a batch of 10,000 new names writes 313 transactions,
  *       {@value #PARALLEL_TXNS} at a time; measured on a 2-core machine against a local agent,
  *       about 0.4 s idle and 1 to 3 s with the cores oversubscribed (a cold JVM's first batch pays
@@ -228,7 +233,7 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
   /** Key prefix used unless {@link Builder#keyPrefix(String)} says otherwise. */
   public static final String DEFAULT_KEY_PREFIX = "leases";
 
-  /** A batch is bounded by one call timeout per this many names. */
+  /** A batch is bounded by one call timeout for its reads and one more per this many names. */
   static final int NAMES_PER_CALL_TIMEOUT = 1_000;
 
   /** Transactions a batch has in flight at once. */
@@ -952,12 +957,13 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
   }
 
   /**
-   * The bound on a batch: one call timeout per {@value #NAMES_PER_CALL_TIMEOUT} names (started),
-   * since a batch writes one transaction per 32 new or released names.
+   * The bound on a batch: one call timeout for its reads, and one per
+   * {@value #NAMES_PER_CALL_TIMEOUT} names (started), since a batch writes one transaction per 32
+   * new or released names.
    */
   private Duration batchTimeout(int names) {
-    return calls.timeout().multipliedBy(Math.max(1, (names + NAMES_PER_CALL_TIMEOUT - 1)
-        / NAMES_PER_CALL_TIMEOUT));
+    return calls.timeout().multipliedBy(1 + (names + NAMES_PER_CALL_TIMEOUT - 1)
+        / NAMES_PER_CALL_TIMEOUT);
   }
 
   private Map<String, AcquireResult> doAcquireAll(List<String> names, HolderId holder,

@@ -44,8 +44,8 @@ record OwnedClient(Consul consul, OkHttpClient direct) {
    * @throws IllegalArgumentException if the client cannot be built for that URL or the TLS files
    *     cannot be used
    */
-  static OwnedClient open(String url, Duration callTimeout, @Nullable AclToken aclToken,
-      @Nullable ConsulTls tls) {
+  static OwnedClient open(String url, Duration callTimeout, int callThreads,
+      @Nullable AclToken aclToken, @Nullable ConsulTls tls) {
     int ms = (int) Math.max(1, callTimeout.toMillis());
     ConsulTls.Context ssl = tls == null ? null : tls.load();
     // One pool and one set of (daemon) dispatcher threads for the kiwiproject client and for the
@@ -53,7 +53,7 @@ record OwnedClient(Consul consul, OkHttpClient direct) {
     // dispatcher runs only asynchronous requests (a release watch's blocking query per watched
     // name, and reads of absent keys, each bounded by its read timeout); synchronous ones run on
     // the callers' call threads.
-    ConnectionPool pool = new ConnectionPool();
+    ConnectionPool pool = new ConnectionPool(callThreads, 5, TimeUnit.MINUTES);
     AtomicInteger httpThreads = new AtomicInteger();
     ExecutorService dispatch = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
         new SynchronousQueue<>(), r -> {
