@@ -13,8 +13,15 @@ MVN=(mvn -B -ntp)
 # module's tests start their own servers on free ports, so they do not meet).
 "${MVN[@]}" -T 2 clean install
 
+# Two external clusters: the suite runs in two JVMs, each on a server of its own (some of its
+# classes restart or reconfigure the server they meet); the user builds use the first.
 eval "$(scripts/start-external-postgres.sh)"
-trap 'scripts/start-external-postgres.sh stop "$LEASES_EXTERNAL_PG_DIR"' EXIT
+pg_url_1=$LEASES_POSTGRES_URL pg_dir_1=$LEASES_EXTERNAL_PG_DIR
+trap 'scripts/start-external-postgres.sh stop "$pg_dir_1"' EXIT
+eval "$(scripts/start-external-postgres.sh)"
+pg_url_2=$LEASES_POSTGRES_URL pg_dir_2=$LEASES_EXTERNAL_PG_DIR
+trap 'scripts/start-external-postgres.sh stop "$pg_dir_1"; scripts/start-external-postgres.sh stop "$pg_dir_2"' EXIT
+export LEASES_POSTGRES_URL=$pg_url_1 LEASES_EXTERNAL_PG_DIR=$pg_dir_1
 logs=target/test-logs
 mkdir -p "$logs"
 # Four independent steps at once: the PostgreSQL suite against Debian's PostgreSQL; three user
@@ -22,7 +29,9 @@ mkdir -p "$logs"
 # all four backends, servers of their own; and a custom backend run through lease-tck); the short
 # nemesis; and the benchmark CLI end to end
 # with tiny counts on every backend (servers of its own).
-LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" "${MVN[@]}" -pl lease-postgres verify \
+LEASES_POSTGRES_URL_1=$pg_url_1 LEASES_EXTERNAL_PG_DIR_1=$pg_dir_1 \
+  LEASES_POSTGRES_URL_2=$pg_url_2 LEASES_EXTERNAL_PG_DIR_2=$pg_dir_2 \
+  "${MVN[@]}" -pl lease-postgres verify \
   -Dleases.reports=surefire-reports-external-postgres >"$logs/external-postgres.log" 2>&1 &
 external=$!
 LEASES_POSTGRES_URL="$LEASES_POSTGRES_URL" scripts/consumer-builds.sh >"$logs/consumer-builds.log" 2>&1 &

@@ -44,8 +44,27 @@ public final class PostgresServers {
 
   private PostgresServers() {}
 
+  /**
+   * The system property with this test JVM's suffix for the server variables ({@code _N} in fork
+   * {@code N}), set by the lease-postgres profile for one external server per fork.
+   */
+  static final String SUFFIX_PROPERTY = "leases.test.envSuffix";
+
+  /**
+   * {@code variable} for this JVM: {@code variable_N} when the build runs one external server per
+   * test JVM ({@link #SUFFIX_PROPERTY}) and that variable is set, else {@code variable}. Classes
+   * that restart or reconfigure the server then meet only the classes of their own JVM.
+   */
+  static String forFork(String variable) {
+    String suffix = System.getProperty(SUFFIX_PROPERTY, "").trim();
+    if (!suffix.isEmpty() && System.getenv(variable + suffix) != null) {
+      return variable + suffix;
+    }
+    return variable;
+  }
+
   public static ServerSpec spec() {
-    return new ServerSpec("PostgreSQL", ENV_VAR, Optional.of(new EmbeddedLauncher()),
+    return new ServerSpec("PostgreSQL", forFork(ENV_VAR), Optional.of(new EmbeddedLauncher()),
         Optional.of(new ContainerLauncher("postgres:17-alpine", 5432,
             Map.of("POSTGRES_PASSWORD", "leases"),
             (host, port) -> "jdbc:postgresql://" + host + ":" + port
@@ -120,7 +139,7 @@ public final class PostgresServers {
       log.info("restarted {} in {} ms", s.description(), since(start));
       return;
     }
-    String dir = System.getenv(EXTERNAL_DIR_ENV_VAR);
+    String dir = System.getenv(forFork(EXTERNAL_DIR_ENV_VAR));
     if (dir == null || dir.isBlank()) {
       throw new AssertionError("restarting PostgreSQL needs a server these tests control: the"
           + " embedded one (unset " + ENV_VAR + "), or the cluster of"
