@@ -185,7 +185,7 @@ import org.slf4j.LoggerFactory;
  *       of transactions, a read of the names lost, a second wave, the sessions of their holders);
  *       bounded by one call timeout, four holders' batches of the same 250 names on a TLS agent
  *       timed out on a loaded 2-core machine (1.2 s each when idle and first in the JVM).
- *       What they cost: a batch of 10,000 new names writes 313 transactions,
+ *       What batches cost: a batch of 10,000 new names writes 313 transactions,
  *       {@value #PARALLEL_TXNS} at a time; measured on a 2-core machine against a local agent,
  *       about 0.4 s idle and 1 to 3 s with the cores oversubscribed (a cold JVM's first batch pays
  *       more); renewing them is one session renewal and one read, 0.1 to 0.7 s. A

@@ -39,7 +39,10 @@ record OwnedClient(Consul consul, OkHttpClient direct) {
   /**
    * Builds the client for {@code url} (checked with {@link #requireUrl}); {@code aclToken} (sent as
    * {@code X-Consul-Token} on every request of both clients, asked for each request) and
-   * {@code tls} (for {@code https://}; null: the JDK's default trust store) may be null.
+   * {@code tls} (for {@code https://}; null: the JDK's default trust store) may be null. The
+   * pool keeps up to {@code callThreads} idle connections, one per call thread: a batch has that
+   * many requests in flight at once, and with OkHttp's default of five each batch on a TLS agent
+   * paid fresh handshakes.
    *
    * @throws IllegalArgumentException if the client cannot be built for that URL or the TLS files
    *     cannot be used
