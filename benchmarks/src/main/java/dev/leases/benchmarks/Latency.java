@@ -11,8 +11,10 @@ import java.util.Optional;
 /**
  * Latency of single lease calls from one thread in this JVM, next to the store's plain write, all
  * interleaved in one loop so they see the same conditions. Each sample {@code i} uses a fresh lease
- * name: holder A acquires it (fresh acquire), renews it (renewal), holder B tries it (contended
- * miss), A releases it (release); then one plain write.
+ * name: holder A acquires it (fresh acquire: the store has no row or key for it yet), renews it
+ * (renewal), holder B tries it (contended miss), A releases it (release), B acquires it (takeover:
+ * what a follower does on the release hint, on a name the store already knows) and releases it
+ * again, untimed; then one plain write.
  *
  * <p>Each timed run of calls on a connection follows an untimed call on the same connection (an
  * inspection before the acquire, a plain write before the plain write): otherwise the first timed
@@ -35,6 +37,7 @@ final class Latency {
   static final String RENEW = "renewal";
   static final String MISS = "contended miss";
   static final String RELEASE = "release";
+  static final String TAKEOVER = "takeover acquire";
   static final String PLAIN = "plain write";
 
   /** Samples in microseconds per operation, what the plain write is, and the warm-up rounds run. */
@@ -65,7 +68,7 @@ final class Latency {
 
   static Result run(Backend backend, int samples, Warmup warmup, String runId) throws Exception {
     Map<String, double[]> micros = new LinkedHashMap<>();
-    for (String op : new String[] {FRESH, RENEW, MISS, RELEASE, PLAIN}) {
+    for (String op : new String[] {FRESH, RENEW, MISS, RELEASE, TAKEOVER, PLAIN}) {
       micros.put(op, new double[samples]);
     }
     HolderId a = HolderId.generate();
@@ -90,11 +93,14 @@ final class Latency {
         long t3 = System.nanoTime();
         boolean released = store.release(name, a);
         long t4 = System.nanoTime();
+        Optional<LeaseGrant> taken = store.acquireOrRenew(name, b, ttl);
+        long t4b = System.nanoTime();
+        boolean freed = store.release(name, b); // untimed
         if (g.isEmpty() || r.isEmpty() || r.get().token() != g.get().token() || m.isPresent()
-            || !released) {
+            || !released || taken.isEmpty() || taken.get().token() <= g.get().token() || !freed) {
           throw new IllegalStateException("unexpected answers from " + backend.name() + " on '"
               + name + "': acquire " + g + ", renew " + r + ", contender " + m + ", release "
-              + released);
+              + released + ", takeover " + taken + ", its release " + freed);
         }
         long t5 = 0;
         long t6 = 0;
@@ -109,6 +115,7 @@ final class Latency {
           micros.get(RENEW)[k] = (t2 - t1) / 1e3;
           micros.get(MISS)[k] = (t3 - t2) / 1e3;
           micros.get(RELEASE)[k] = (t4 - t3) / 1e3;
+          micros.get(TAKEOVER)[k] = (t4b - t4) / 1e3;
           micros.get(PLAIN)[k] = (t6 - t5) / 1e3;
         }
       }

@@ -44,7 +44,8 @@ final class Report {
 
   /** The target ratio for {@code op} on {@code backend}, or NaN if the issue sets none. */
   static double latencyTarget(String backend, String op) {
-    boolean targeted = op.equals(Latency.FRESH) || op.equals(Latency.RENEW);
+    boolean targeted = op.equals(Latency.FRESH) || op.equals(Latency.RENEW)
+        || op.equals(Latency.TAKEOVER);
     return targeted ? LATENCY_TARGETS.getOrDefault(backend, Double.NaN) : Double.NaN;
   }
 
@@ -286,10 +287,11 @@ final class Report {
       sb.append("\n## Latency\n\nOne thread in the harness JVM, ").append(run.options.latencySamples)
           .append(" samples per call after at least ").append(run.options.latencyWarmup)
           .append(" warm-up rounds, more (up to 5,000 or 3 s) so that the JIT has compiled the"
-          + " code (").append(warmups(run)).append("); each sample: fresh acquire, renewal, a second holder's contended miss,"
-          + " release, then the store's plain write. *target*: the p50 ratio the project aims at"
-          + " for acquire and renewal (1.2x the plain write on PostgreSQL and Redis, 1.5x on etcd"
-          + " and Consul).\n\n")
+          + " code (").append(warmups(run)).append("); each sample: fresh acquire (a name the store has"
+          + " never seen), renewal, a second holder's contended miss, release, the second holder's"
+          + " takeover acquire (then its release, untimed), then the store's plain write. *target*:"
+          + " the p50 ratio the project aims at for acquires and renewal (1.2x the plain write on"
+          + " PostgreSQL and Redis, 1.5x on etcd and Consul).\n\n")
           .append(l.markdown()).append('\n').append(plainWrites(run, "- ")).append('\n');
     }
     TextTable s = scaleTable(run);

@@ -28,7 +28,8 @@ class LatencyTest {
     List<String> calls = Collections.synchronizedList(new ArrayList<>());
     try (InMemoryLeaseStore mem = new InMemoryLeaseStore()) {
       Latency.Result r = Latency.run(recorded(mem, calls), 2, Latency.Warmup.exactly(1), "order");
-      assertThat(r.micros()).containsKeys(Latency.FRESH, Latency.RENEW, Latency.PLAIN);
+      assertThat(r.micros()).containsKeys(Latency.FRESH, Latency.RENEW, Latency.TAKEOVER,
+          Latency.PLAIN);
       assertThat(r.warmupRounds()).isEqualTo(1);
       List<String> three = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
@@ -61,7 +62,7 @@ class LatencyTest {
   }
 
   private static final List<String> SAMPLE = List.of("inspect", "acquireOrRenew",
-      "acquireOrRenew", "acquireOrRenew", "release", "plain", "plain");
+      "acquireOrRenew", "acquireOrRenew", "release", "acquireOrRenew", "release", "plain", "plain");
 
   /** The in-memory store and a no-op plain write, every call noted in {@code calls}. */
   private static Backend recorded(InMemoryLeaseStore mem, List<String> calls) {

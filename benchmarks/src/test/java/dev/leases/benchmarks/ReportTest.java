@@ -36,7 +36,7 @@ class ReportTest {
         violation ? List.of("memory pause trial 1: 1 stale write ACCEPTED") : List.of());
     Map<String, double[]> micros = new LinkedHashMap<>();
     for (String op : List.of(Latency.FRESH, Latency.RENEW, Latency.MISS, Latency.RELEASE,
-        Latency.PLAIN)) {
+        Latency.TAKEOVER, Latency.PLAIN)) {
       micros.put(op, new double[] {1, 2, 3, 4});
     }
     b.latency = new Latency.Result(Duration.ofSeconds(30), "ConcurrentHashMap.put", micros,
@@ -110,6 +110,7 @@ class ReportTest {
     micros.put(Latency.FRESH, new double[] {130, 130, 130});
     micros.put(Latency.RENEW, new double[] {110, 110, 110});
     micros.put(Latency.RELEASE, new double[] {500, 500, 500});
+    micros.put(Latency.TAKEOVER, new double[] {118, 118, 118});
     micros.put(Latency.PLAIN, new double[] {100, 100, 100});
     b.latency = new Latency.Result(Duration.ofSeconds(30), "upsert", micros, 50);
     run.backends.add(b);
@@ -118,12 +119,15 @@ class ReportTest {
     assertThat(rows).anySatisfy(r -> assertThat(r).contains("fresh acquire", "1.3x",
         "<= 1.2x: MISSED"));
     assertThat(rows).anySatisfy(r -> assertThat(r).contains("renewal", "1.1x", "<= 1.2x: met"));
+    assertThat(rows).anySatisfy(r -> assertThat(r).contains("takeover acquire", "1.2x",
+        "<= 1.2x: met"));
     assertThat(rows).anySatisfy(r -> assertThat(r).contains("release", "5.0x")
         .doesNotContain("<="));
     assertThat(Report.json(run)).contains("\"meets_target\": false", "\"meets_target\": true",
         "\"target_p50_over_plain_p50\": 1.2");
     assertThat(Report.latencyTarget("etcd", Latency.RENEW)).isEqualTo(1.5);
     assertThat(Report.latencyTarget("consul", Latency.FRESH)).isEqualTo(1.5);
+    assertThat(Report.latencyTarget("redis", Latency.TAKEOVER)).isEqualTo(1.2);
     assertThat(Report.latencyTarget("memory", Latency.FRESH)).isNaN();
   }
 
