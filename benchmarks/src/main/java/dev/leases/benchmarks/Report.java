@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 
 /** Renders a {@link RunResult}: the console tables, and report.md, report.json and failover.svg. */
 final class Report {
@@ -42,11 +43,14 @@ final class Report {
   static final Map<String, Double> LATENCY_TARGETS = Map.of("postgres", 1.2, "redis", 1.2,
       "etcd", 1.5, "consul", 1.5);
 
+  /** The calls the targets judge: both acquires (of a new name and of a released one), renewal. */
+  private static final Set<String> TARGETED_CALLS =
+      Set.of(Latency.FRESH, Latency.RENEW, Latency.TAKEOVER);
+
   /** The target ratio for {@code op} on {@code backend}, or NaN if the issue sets none. */
   static double latencyTarget(String backend, String op) {
-    boolean targeted = op.equals(Latency.FRESH) || op.equals(Latency.RENEW)
-        || op.equals(Latency.TAKEOVER);
-    return targeted ? LATENCY_TARGETS.getOrDefault(backend, Double.NaN) : Double.NaN;
+    return TARGETED_CALLS.contains(op) ? LATENCY_TARGETS.getOrDefault(backend, Double.NaN)
+        : Double.NaN;
   }
 
   /** One row per scenario; {@code fenced} false: accepted stale writes are figures, not violations. */
@@ -287,8 +291,8 @@ final class Report {
       sb.append("\n## Latency\n\nOne thread in the harness JVM, ").append(run.options.latencySamples)
           .append(" samples per call after at least ").append(run.options.latencyWarmup)
           .append(" warm-up rounds, more (up to 5,000 or 3 s) so that the JIT has compiled the"
-          + " code (").append(warmups(run)).append("); each sample: fresh acquire (a name the store has"
-          + " never seen), renewal, a second holder's contended miss, release, the second holder's"
+          + " code (").append(warmups(run)).append("); each sample: fresh acquire (a name the"
+          + " store has never seen), renewal, a second holder's contended miss, release, the second holder's"
           + " takeover acquire (then its release, untimed), then the store's plain write. *target*:"
           + " the p50 ratio the project aims at for acquires and renewal (1.2x the plain write on"
           + " PostgreSQL and Redis, 1.5x on etcd and Consul).\n\n")
