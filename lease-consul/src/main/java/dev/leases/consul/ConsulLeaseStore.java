@@ -73,11 +73,13 @@ import org.slf4j.LoggerFactory;
  *       that no name was ever granted on (a new tenure that needed it lost its race) is destroyed
  *       at once. A session that still carries names when the store closes is left to expire, so
  *       that closing never ends a lease earlier than the holder was promised.
- *   <li><b>Acquire</b> locks the key with the shared session in one transaction:
- *       {@code check-not-exists} (or {@code delete-cas} of the unlocked key at the index just read)
- *       followed by {@code lock}; the key is therefore created afresh by every new tenure. Locking
- *       a key does not extend a session, so the call also renews the session (or reuses a renewal
- *       sent after it started) and the grant lasts the TTL from when that renewal was sent. On an
+ *   <li><b>Acquire</b> locks the key with the shared session in one transaction that creates the
+ *       key afresh, so every new tenure gets a new {@code CreateIndex}: without a read first,
+ *       {@code lock} (which rolls back if another session locks the key), {@code delete},
+ *       {@code lock}; after a read, {@code check-not-exists} or {@code delete-cas} of the unlocked
+ *       key at the index read, then {@code lock}. Locking a key does not extend a session, so the
+ *       call also renews the session (or reuses a renewal sent after it started) and the grant
+ *       lasts the TTL from when that renewal was sent. On an
  *       existing session the renewal and the transaction are sent in parallel (see
  *       {@code startTenure} for why that is sound), so a new tenure costs one round trip. A
  *       holder with a session tries a name it does not hold without reading it first; a lost race
@@ -530,7 +532,8 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
         return renewed;
       }
     } else if (shared.containsKey(new SessionKey(t.holder(), ttl))) {
-      // the holder has a session: a fresh name is one transaction, no read first
+      // the holder has a session: a free name (absent, released, expired) is one transaction,
+      // no read first
       Optional<LeaseGrant> fresh = startTenure(t, key, null, ttl, started, false);
       if (fresh.isPresent()) {
         return fresh;
@@ -586,11 +589,10 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
   }
 
   /**
-   * A new tenure on the holder's shared session, in one transaction: {@code check-not-exists}
-   * (when {@code current} is null or empty) or {@code delete-cas} of the unlocked key at the index
-   * read, then {@code lock}. Empty when Consul rolled it back (someone else changed the key);
-   * {@code last} says whether this is the call's last attempt (then a session left without names
-   * is destroyed).
+   * A new tenure on the holder's shared session, in one transaction (see {@link #newTenure}).
+   * Empty when Consul rolled it back (another session locks the key, or someone changed the key
+   * since {@code current} was read); {@code last} says whether this is the call's last attempt
+   * (then a session left without names is destroyed).
    *
    * <p>On a session that already exists, the session renewal the grant rests on and the lock
    * transaction are sent in parallel. That is sound: the renewal is still sent after this call
@@ -606,7 +608,6 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
     if (stale != null) {
       detach(t, stale, false);
     }
-    Operation guard = guard(key, current == null ? null : current.orElse(null));
     for (int attempt = 0; attempt < 3; attempt++) {
       Pending p = sharedSession(t.holder(), ttl, started, List.of(t.name()));
       Session s = p.session();
@@ -618,7 +619,7 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
       InParallel renewal = new InParallel(p);
       Optional<Value> locked;
       try {
-        locked = transact(guard, lock(key, s.id, record));
+        locked = transact(newTenure(key, current, s.id, record));
       } catch (RuntimeException e) {
         renewal.abandon(e);
         throw e;
@@ -680,6 +681,33 @@ public final class ConsulLeaseStore implements LeaseStore, LeaseListing {
         pending.renewal().answer().completeExceptionally(cause);
       }
     }
+  }
+
+  /**
+   * The operations of a new tenure of {@code key} on {@code session}, all ending in a {@code lock}
+   * that creates the key afresh, so that the token (its {@code CreateIndex}) is the transaction's
+   * Raft index, larger than every token before it:
+   * <ul>
+   *   <li>{@code current} null (not read): {@code lock}, {@code delete}, {@code lock}. The first
+   *       lock rolls the transaction back when another session locks the key; otherwise the key
+   *       is absent, released, expired (its session invalidated) or locked by this session, and
+   *       the delete and the second lock recreate it. One transaction for every free key, with no
+   *       read before it: a takeover after a release or an expiry costs what a fresh name does.
+   *       (A key this session already locks is one that a concurrent call of the same holder for
+   *       the same name has just taken: this call then starts a newer tenure, whose larger token
+   *       fences the other call's grant out.)
+   *   <li>{@code current} empty (read absent): {@code check-not-exists}, {@code lock}.
+   *   <li>{@code current} present and unlocked: {@code delete-cas} at the index read, {@code lock};
+   *       rolled back if the key changed since.
+   * </ul>
+   */
+  private static Operation[] newTenure(String key, @Nullable Optional<Value> current,
+      String session, LeaseRecord record) {
+    Operation lock = lock(key, session, record);
+    if (current == null) {
+      return new Operation[] {lock, Operation.builder(Verb.DELETE).key(key).build(), lock};
+    }
+    return new Operation[] {guard(key, current.orElse(null)), lock};
   }
 
   /** {@code check-not-exists} for an absent key, else {@code delete-cas} at its index. */

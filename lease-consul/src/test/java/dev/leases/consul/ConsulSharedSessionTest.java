@@ -193,6 +193,62 @@ class ConsulSharedSessionTest {
   }
 
   /**
+   * A holder with a session takes over a name that another holder released, or whose session
+   * Consul invalidated, in one transaction with its session renewal in parallel — no read first,
+   * as for a fresh name — and the key is created afresh, so the token grows. A name that another
+   * session still locks rolls that transaction back: refused, the holder and token unchanged.
+   */
+  @Test
+  void aTakeoverOfAReleasedOrExpiredNameIsOneRoundTripForAHolderWithASession() throws Exception {
+    try (CountingHttpProxy proxy = new CountingHttpProxy(url());
+        ConsulLeaseStore b = ConsulLeaseStore.builder(proxy.url()).build();
+        ConsulLeaseStore a = ConsulLeaseStore.builder(url()).build()) {
+      HolderId ha = HolderId.generate();
+      HolderId hb = HolderId.generate();
+      List<String> n = names(4);
+      b.acquireOrRenew(n.get(0), hb, TTL).orElseThrow(); // b's session, live
+
+      LeaseGrant held = a.acquireOrRenew(n.get(1), ha, TTL).orElseThrow();
+      proxy.kindsAndReset();
+      assertThat(b.acquireOrRenew(n.get(1), hb, TTL)).as("a name another session locks").isEmpty();
+      assertThat(proxy.kindsAndReset()).as("a refusal: one transaction, rolled back")
+          .containsEntry("PUT /v1/txn", 1L);
+      LeaseState still = b.inspect(n.get(1));
+      assertThat(still).isInstanceOf(LeaseState.Held.class);
+      assertThat(((LeaseState.Held) still).holder()).isEqualTo(ha);
+      assertThat(still.lastToken()).isEqualTo(held.token());
+      assertThat(a.acquireOrRenew(n.get(1), ha, TTL).orElseThrow().token())
+          .as("the holder's renewal after the refusal").isEqualTo(held.token());
+
+      assertThat(a.release(n.get(1), ha)).isTrue();
+      proxy.kindsAndReset();
+      LeaseGrant taken = b.acquireOrRenew(n.get(1), hb, TTL).orElseThrow();
+      assertThat(proxy.kindsAndReset()).as("requests of a takeover after a release")
+          .isEqualTo(Map.of("PUT /v1/session/renew", 1L, "PUT /v1/txn", 1L));
+      assertThat(taken.token()).isGreaterThan(held.token());
+      assertThat(sessionOf(b, n.get(1))).isEqualTo(sessionOf(b, n.get(0)));
+      LeaseState now = a.inspect(n.get(1));
+      assertThat(((LeaseState.Held) now).holder()).isEqualTo(hb);
+      assertThat(now.lastToken()).isEqualTo(taken.token());
+
+      Duration short1 = a.ttlRange().roundUp(a.ttlRange().min());
+      LeaseGrant lapsed = a.acquireOrRenew(n.get(2), ha, short1).orElseThrow();
+      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+          .until(() -> a.inspect(n.get(2)) instanceof LeaseState.Expired);
+      proxy.kindsAndReset();
+      LeaseGrant afterExpiry = b.acquireOrRenew(n.get(2), hb, TTL).orElseThrow();
+      assertThat(proxy.kindsAndReset()).as("requests of a takeover after an expiry")
+          .isEqualTo(Map.of("PUT /v1/session/renew", 1L, "PUT /v1/txn", 1L));
+      assertThat(afterExpiry.token()).isGreaterThan(lapsed.token());
+      assertThat(a.acquireOrRenew(n.get(2), ha, short1)).as("the expired holder").isEmpty();
+
+      assertThat(b.release(n.get(0), hb)).isTrue();
+      assertThat(b.release(n.get(1), hb)).isTrue();
+      assertThat(b.release(n.get(2), hb)).isTrue();
+    }
+  }
+
+  /**
    * A lingering session is used for a new tenure only while at least half its TTL is left by its
    * last renewal: after that the next acquire creates a new session and the old one is destroyed.
    */

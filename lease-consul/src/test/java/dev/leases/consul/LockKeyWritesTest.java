@@ -24,14 +24,16 @@ import org.kiwiproject.consul.Consul;
 /**
  * What the store sends, read off the wire: through a recording proxy, a store goes through every
  * path (acquire of an absent key, of a released key, of an expired key, renewals, a refused
- * contender, release, a renewal after an out-of-band delete), and every request is checked: the
- * lock key is never written by a KV PUT or DELETE, only by transactions whose lock and unlock carry
- * a session and whose delete is a check-and-set followed by a lock of the same key.
+ * contender, release, a takeover by a holder with a session, a renewal after an out-of-band
+ * delete), and every request is checked: the lock key is never written by a KV PUT or DELETE, only
+ * by transactions whose lock and unlock carry a session and whose delete is followed by a lock of
+ * the same key with a session; a delete is either a check-and-set at a known index or comes after
+ * a lock of the same key with that same session (which rolls back unless the key is free).
  */
 class LockKeyWritesTest {
 
   private static final Set<String> ALLOWED_VERBS =
-      Set.of("lock", "unlock", "check-session", "check-not-exists", "delete-cas");
+      Set.of("lock", "unlock", "check-session", "check-not-exists", "delete-cas", "delete");
 
   private record Request(String method, String path, String body) {}
 
@@ -56,6 +58,14 @@ class LockKeyWritesTest {
         s.token(n);
         assertThat(s.release(n, a)).isTrue();                 // check-session + unlock
         s.acquireOrRenew(n, b, ttl).orElseThrow();            // released key: delete-cas + lock
+        HolderId c = HolderId.generate();
+        Duration longer = Duration.ofSeconds(30);
+        s.acquireOrRenew(n + " c", c, longer).orElseThrow();  // c's session
+        assertThat(s.release(n, b)).isTrue();
+        s.acquireOrRenew(n, c, longer).orElseThrow();         // c, no read: lock + delete + lock
+        assertThat(s.release(n, c)).isTrue();
+        assertThat(s.release(n + " c", c)).isTrue();
+        s.acquireOrRenew(n, b, ttl).orElseThrow();
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
             .until(() -> s.inspect(n) instanceof LeaseState.Expired);
         s.acquireOrRenew(n, a, ttl).orElseThrow();            // expired key: delete-cas + lock
@@ -84,6 +94,9 @@ class LockKeyWritesTest {
         transactions++;
         JsonNode ops = RawHttp.JSON.readTree(r.body());
         String deletedKey = null;
+        String deletedUnder = null; // the session whose lock before an unconditional delete
+        String lockedKey = null;
+        String lockedBy = null;
         for (JsonNode op : ops) {
           JsonNode kv = op.has("KV") ? op.get("KV") : op.get("kv"); // kiwiproject writes "kv"
           assertThat(kv).as("only KV operations: %s", op).isNotNull();
@@ -100,10 +113,23 @@ class LockKeyWritesTest {
             assertThat(kv.get("Index").asLong()).as("delete only at a known index").isPositive();
             deletedKey = key;
           }
+          if (verb.equals("delete")) {
+            assertThat(lockedKey).as("an unconditional delete comes after a lock of the same key")
+                .isEqualTo(key);
+            deletedKey = key;
+            deletedUnder = lockedBy;
+          }
           if (verb.equals("lock") && deletedKey != null) {
             assertThat(key).as("a delete is followed by a lock of the same key").isEqualTo(deletedKey);
+            if (deletedUnder != null) {
+              assertThat(kv.get("Session").asText()).as("relocked by the session that checked it")
+                  .isEqualTo(deletedUnder);
+            }
             deletedKey = null;
+            deletedUnder = null;
           }
+          lockedKey = verb.equals("lock") ? key : null;
+          lockedBy = verb.equals("lock") ? kv.get("Session").asText() : null;
         }
         assertThat(deletedKey).as("delete-cas without a lock after it").isNull();
       }
