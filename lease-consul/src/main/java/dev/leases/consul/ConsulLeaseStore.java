@@ -79,11 +79,11 @@ import org.slf4j.LoggerFactory;
  *       {@code lock}; after a read, {@code check-not-exists} or {@code delete-cas} of the unlocked
  *       key at the index read, then {@code lock}. Locking a key does not extend a session, so the
  *       call also renews the session (or reuses a renewal sent after it started) and the grant
- *       lasts the TTL from when that renewal was sent. On an
- *       existing session the renewal and the transaction are sent in parallel (see
- *       {@code startTenure} for why that is sound), so a new tenure costs one round trip. A
- *       holder with a session tries a name it does not hold without reading it first; a lost race
- *       rolls the transaction back and the call returns empty.
+ *       lasts the TTL from when that renewal was sent. On an existing session the renewal and the
+ *       transaction are sent in parallel (see {@code startTenure} for why that is sound), so a new
+ *       tenure costs one round trip. A holder with a session tries a name it does not hold
+ *       without reading it first; when that transaction rolls back (another session locks the
+ *       key, or a race was lost), a read of the key settles the call.
  *   <li><b>Renew</b> renews the session — one request for every renewal of this store that started
  *       before it was sent, so concurrent renewals of one holder's names share it — and then, in
  *       one transaction, {@code check-session} + {@code lock} with the same session, which

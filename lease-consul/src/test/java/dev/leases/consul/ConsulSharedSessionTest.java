@@ -205,7 +205,7 @@ class ConsulSharedSessionTest {
         ConsulLeaseStore a = ConsulLeaseStore.builder(url()).build()) {
       HolderId ha = HolderId.generate();
       HolderId hb = HolderId.generate();
-      List<String> n = names(4);
+      List<String> n = names(3);
       b.acquireOrRenew(n.get(0), hb, TTL).orElseThrow(); // b's session, live
 
       LeaseGrant held = a.acquireOrRenew(n.get(1), ha, TTL).orElseThrow();
@@ -231,8 +231,8 @@ class ConsulSharedSessionTest {
       assertThat(((LeaseState.Held) now).holder()).isEqualTo(hb);
       assertThat(now.lastToken()).isEqualTo(taken.token());
 
-      Duration short1 = a.ttlRange().roundUp(a.ttlRange().min());
-      LeaseGrant lapsed = a.acquireOrRenew(n.get(2), ha, short1).orElseThrow();
+      Duration shortest = a.ttlRange().roundUp(a.ttlRange().min());
+      LeaseGrant lapsed = a.acquireOrRenew(n.get(2), ha, shortest).orElseThrow();
       await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
           .until(() -> a.inspect(n.get(2)) instanceof LeaseState.Expired);
       proxy.kindsAndReset();
@@ -240,7 +240,7 @@ class ConsulSharedSessionTest {
       assertThat(proxy.kindsAndReset()).as("requests of a takeover after an expiry")
           .isEqualTo(Map.of("PUT /v1/session/renew", 1L, "PUT /v1/txn", 1L));
       assertThat(afterExpiry.token()).isGreaterThan(lapsed.token());
-      assertThat(a.acquireOrRenew(n.get(2), ha, short1)).as("the expired holder").isEmpty();
+      assertThat(a.acquireOrRenew(n.get(2), ha, shortest)).as("the expired holder").isEmpty();
 
       assertThat(b.release(n.get(0), hb)).isTrue();
       assertThat(b.release(n.get(1), hb)).isTrue();

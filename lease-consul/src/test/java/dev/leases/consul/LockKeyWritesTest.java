@@ -94,9 +94,8 @@ class LockKeyWritesTest {
         transactions++;
         JsonNode ops = RawHttp.JSON.readTree(r.body());
         String deletedKey = null;
-        String deletedUnder = null; // the session whose lock before an unconditional delete
-        String lockedKey = null;
-        String lockedBy = null;
+        String deletedUnder = null; // the session whose lock came before an unconditional delete
+        JsonNode previous = null;
         for (JsonNode op : ops) {
           JsonNode kv = op.has("KV") ? op.get("KV") : op.get("kv"); // kiwiproject writes "kv"
           assertThat(kv).as("only KV operations: %s", op).isNotNull();
@@ -114,10 +113,12 @@ class LockKeyWritesTest {
             deletedKey = key;
           }
           if (verb.equals("delete")) {
-            assertThat(lockedKey).as("an unconditional delete comes after a lock of the same key")
-                .isEqualTo(key);
+            assertThat(previous).as("an unconditional delete comes after a lock of the same key")
+                .isNotNull();
+            assertThat(previous.get("Verb").asText() + " " + previous.get("Key").asText())
+                .as("the operation before an unconditional delete").isEqualTo("lock " + key);
             deletedKey = key;
-            deletedUnder = lockedBy;
+            deletedUnder = previous.get("Session").asText();
           }
           if (verb.equals("lock") && deletedKey != null) {
             assertThat(key).as("a delete is followed by a lock of the same key").isEqualTo(deletedKey);
@@ -128,8 +129,7 @@ class LockKeyWritesTest {
             deletedKey = null;
             deletedUnder = null;
           }
-          lockedKey = verb.equals("lock") ? key : null;
-          lockedBy = verb.equals("lock") ? kv.get("Session").asText() : null;
+          previous = kv;
         }
         assertThat(deletedKey).as("delete-cas without a lock after it").isNull();
       }

@@ -67,6 +67,7 @@ public abstract class RunLedgerTck {
   private final List<Path> logs = new ArrayList<>();
   private String testName = "once";
   private Duration ttl;
+  private TtlRange range;
 
   /** A new client of the lease store the runs' leases live in; the kit closes it. */
   protected abstract LeaseStore newStore();
@@ -164,8 +165,18 @@ public abstract class RunLedgerTck {
    * slow call on a machine running other suites beside this one (at 2 s, 666 ms did not).
    */
   private Duration inJvmTtl() {
-    return ttl().compareTo(Duration.ofSeconds(5)) < 0
-        ? store().ttlRange().roundUp(Duration.ofSeconds(5)) : ttl();
+    return ttlOfAtLeast(Duration.ofSeconds(5));
+  }
+
+  /** The scenarios' TTL, or {@code floor} rounded to the store's step if that is longer. */
+  private Duration ttlOfAtLeast(Duration floor) {
+    if (ttl().compareTo(floor) >= 0) {
+      return ttl();
+    }
+    if (range == null) {
+      range = store().ttlRange();
+    }
+    return range.roundUp(floor);
   }
 
   private <T> ExactlyOnce<T> runner(RunLedger<T> ledger) {
@@ -427,8 +438,7 @@ public abstract class RunLedgerTck {
     // At least 5 s: each runner's calls are bounded by ttl/3, and ten JVMs firing at once on a
     // loaded 2-core machine overran 667 ms (a 2 s TTL's) with "did not answer". Exactly-once, not
     // latency, is what this scenario proves.
-    Duration childTtl = ttl().compareTo(Duration.ofSeconds(5)) < 0
-        ? store().ttlRange().roundUp(Duration.ofSeconds(5)) : ttl();
+    Duration childTtl = ttlOfAtLeast(Duration.ofSeconds(5));
     long work = childTtl.toMillis() * 3 / 2;
     List<ChildJvm> kids = start(10, job, work, childTtl);
     List<Map<String, Integer>> rounds = new ArrayList<>();
@@ -499,8 +509,7 @@ public abstract class RunLedgerTck {
     String job = jobName();
     // At least 3 s, so that renewals (bounded by ttl/3) have a second on a loaded machine: what
     // is proved is that the keeper renews for ten TTLs, not how fast one call is.
-    Duration childTtl = ttl().compareTo(Duration.ofSeconds(3)) < 0
-        ? store().ttlRange().roundUp(Duration.ofSeconds(3)) : ttl();
+    Duration childTtl = ttlOfAtLeast(Duration.ofSeconds(3));
     ChildJvm runner = start(1, job, 10 * childTtl.toMillis(), childTtl).get(0);
     runner.send("FIRE r");
     line(runner, "WORKING r ", 0);
