@@ -31,13 +31,29 @@ final class HikariSupport {
     }
   }
 
-  /** True when the pool itself hands out autocommit READ COMMITTED connections (and resets them). */
-  static boolean readCommittedAutocommit(DataSource dataSource) {
+  /** The level at which a HikariCP pool hands out its connections, as far as its settings tell. */
+  enum Isolation {
+    /** Autocommit and READ COMMITTED, configured. */
+    READ_COMMITTED,
+    /** Autocommit and no level configured: the level the pool's first connection reported. */
+    SERVER_DEFAULT,
+    /** Another level configured, or not autocommit. */
+    OTHER
+  }
+
+  /** Which {@link Isolation} the pool's settings promise; the pool puts back the level on return. */
+  static Isolation isolation(DataSource dataSource) {
     HikariDataSource h = (HikariDataSource) dataSource;
     String level = h.getTransactionIsolation();
-    return h.isAutoCommit() && level != null
-        && (level.equals("TRANSACTION_READ_COMMITTED")
-            || level.equals(String.valueOf(Connection.TRANSACTION_READ_COMMITTED)));
+    if (!h.isAutoCommit()) {
+      return Isolation.OTHER;
+    }
+    if (level == null) {
+      return Isolation.SERVER_DEFAULT;
+    }
+    return level.equals("TRANSACTION_READ_COMMITTED")
+        || level.equals(String.valueOf(Connection.TRANSACTION_READ_COMMITTED))
+        ? Isolation.READ_COMMITTED : Isolation.OTHER;
   }
 
   /**

@@ -90,13 +90,14 @@ final class Jdbc {
    * COMMITTED (under REPEATABLE READ or SERIALIZABLE racing upserts fail with 40001 instead of
    * seeing the winner's row), and a socket timeout so that a dead network cannot hang the call.
    */
-  static void prepare(Connection c, boolean isolationKnownGood, Duration callTimeout)
+  static void prepare(Connection c, PoolIsolation isolation, Duration callTimeout)
       throws SQLException {
     c.setNetworkTimeout(DIRECT, networkTimeoutMillis(callTimeout));
+    boolean readCommitted = isolation.readCommitted(c); // asked before anything else is changed
     if (!c.getAutoCommit()) {
       c.setAutoCommit(true);
     }
-    if (!isolationKnownGood) {
+    if (!readCommitted) {
       c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
     }
   }

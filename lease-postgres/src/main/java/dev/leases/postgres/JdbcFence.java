@@ -288,7 +288,7 @@ public final class JdbcFence {
     checkResource(resource);
     ensureSchema();
     try (Connection c = dataSource.getConnection()) {
-      Jdbc.prepare(c, false, callTimeout);
+      Jdbc.prepare(c, PoolIsolation.UNKNOWN, callTimeout);
       try {
         return read(c, resource);
       } catch (SQLException e) {

@@ -282,7 +282,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     Connection c = connect(what);
     try {
       int networkTimeout = c.getNetworkTimeout();
-      Jdbc.prepare(c, false, callTimeout);
+      Jdbc.prepare(c, PoolIsolation.UNKNOWN, callTimeout);
       c.setAutoCommit(false);
       try {
         R result = body.run(c, networkTimeout);
@@ -307,7 +307,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     Connection c = connect(what);
     try {
       int networkTimeout = c.getNetworkTimeout();
-      Jdbc.prepare(c, false, callTimeout);
+      Jdbc.prepare(c, PoolIsolation.UNKNOWN, callTimeout);
       R result = statements.run(c);
       c.setNetworkTimeout(Jdbc.DIRECT, networkTimeout);
       return result;

@@ -169,7 +169,7 @@ public final class PostgresLeaseStoreFactory implements LeaseStoreFactory {
     config.setConnectionInitSql("SELECT set_config('statement_timeout', '" + callTimeout.toMillis()
         + "', false), " + Jdbc.DURABLE_SESSION);
     HikariDataSource pool = new HikariDataSource(config);
-    return builder.sessionStatementTimeout().dataSource(pool).closeWithStore(pool).build();
+    return builder.poolBoundsStatements().dataSource(pool).closeWithStore(pool).build();
   }
 
   /**

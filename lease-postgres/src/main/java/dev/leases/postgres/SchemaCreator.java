@@ -78,7 +78,7 @@ final class SchemaCreator {
 
   private void create(String what) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
-      Jdbc.prepare(c, false, timeout);
+      Jdbc.prepare(c, PoolIsolation.UNKNOWN, timeout);
       c.setAutoCommit(false);
       boolean creating = false;
       try {

@@ -39,7 +39,7 @@ class PostgresOwnPoolNetworkTimeoutTest {
   }
 
   private static PostgresLeaseStore store(HikariDataSource pool) {
-    return PostgresLeaseStore.builder(pool).callTimeout(CALL_TIMEOUT).sessionStatementTimeout()
+    return PostgresLeaseStore.builder(pool).callTimeout(CALL_TIMEOUT).poolBoundsStatements()
         .build();
   }
 

@@ -2,6 +2,8 @@ package dev.leases.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.HolderId;
 import dev.leases.tck.servers.TcpProxy;
 import java.time.Duration;
@@ -30,27 +32,51 @@ class PostgresRoundTripTest {
     String table = PostgresServers.freshTable();
     try (TcpProxy proxy = new TcpProxy(serverPort());
         PostgresLeaseStore store = factoryStoreThrough(proxy, table)) {
-      HolderId a = HolderId.generate();
-      HolderId b = HolderId.generate();
-      String base = "trip-" + UUID.randomUUID() + "-";
-      for (int i = 0; i < WARM_UP; i++) {
-        String name = base + "warm-" + i;
-        store.acquireOrRenew(name, a, TTL).orElseThrow();
-        store.acquireOrRenew(name, a, TTL).orElseThrow();
-        assertThat(store.acquireOrRenew(name, b, TTL)).isEmpty();
-        assertThat(store.release(name, a)).isTrue();
-      }
-      String name = base + "measured";
-      Wire wire = new Wire(proxy, table);
-      store.acquireOrRenew(name, a, TTL).orElseThrow();
-      assertThat(wire.next()).as("a fresh acquire").isEqualTo(new Calls(1, 2, 0));
-      store.acquireOrRenew(name, a, TTL).orElseThrow();
-      assertThat(wire.next()).as("a renewal").isEqualTo(new Calls(1, 1, 0));
-      assertThat(store.acquireOrRenew(name, b, TTL)).isEmpty();
-      assertThat(wire.next()).as("a contended miss").isEqualTo(new Calls(1, 1, 0));
-      assertThat(store.release(name, a)).isTrue();
-      assertThat(wire.next()).as("a release").isEqualTo(new Calls(1, 1, 0));
+      assertOneRoundTripPerCall(proxy, store, table, 0);
     }
+  }
+
+  /**
+   * A store on the caller's pool configured as the README's example is, with nothing but its URL:
+   * HikariCP then hands out connections at the server's default isolation, READ COMMITTED, and
+   * puts back any other level on return. Setting READ COMMITTED before every call (as the store
+   * must on a pool that may hand out another level) cost a round trip of its own per call
+   * ({@code SET SESSION CHARACTERISTICS}). Each statement goes behind the one that bounds it on
+   * the server ({@code set_config('statement_timeout', ..., true)}), in the same round trip.
+   */
+  @Test
+  void everySingleCallIsOneRoundTripOnAPoolConfiguredWithOnlyItsUrl() throws Exception {
+    String table = PostgresServers.freshTable();
+    try (TcpProxy proxy = new TcpProxy(serverPort());
+        HikariDataSource pool = urlOnlyPool(urlThrough(proxy));
+        PostgresLeaseStore store = PostgresLeaseStore.builder(pool).table(table).build()) {
+      assertOneRoundTripPerCall(proxy, store, table, 1);
+    }
+  }
+
+  /** Each call is one round trip executing its statements and {@code bounds} more each. */
+  private static void assertOneRoundTripPerCall(TcpProxy proxy, PostgresLeaseStore store,
+      String table, int bounds) {
+    HolderId a = HolderId.generate();
+    HolderId b = HolderId.generate();
+    String base = "trip-" + UUID.randomUUID() + "-";
+    for (int i = 0; i < WARM_UP; i++) {
+      String name = base + "warm-" + i;
+      store.acquireOrRenew(name, a, TTL).orElseThrow();
+      store.acquireOrRenew(name, a, TTL).orElseThrow();
+      assertThat(store.acquireOrRenew(name, b, TTL)).isEmpty();
+      assertThat(store.release(name, a)).isTrue();
+    }
+    String name = base + "measured";
+    Wire wire = new Wire(proxy, table);
+    store.acquireOrRenew(name, a, TTL).orElseThrow();
+    assertThat(wire.next()).as("a fresh acquire").isEqualTo(new Calls(1, 2 + bounds, 0));
+    store.acquireOrRenew(name, a, TTL).orElseThrow();
+    assertThat(wire.next()).as("a renewal").isEqualTo(new Calls(1, 1 + bounds, 0));
+    assertThat(store.acquireOrRenew(name, b, TTL)).isEmpty();
+    assertThat(wire.next()).as("a contended miss").isEqualTo(new Calls(1, 1 + bounds, 0));
+    assertThat(store.release(name, a)).isTrue();
+    assertThat(wire.next()).as("a release").isEqualTo(new Calls(1, 1 + bounds, 0));
   }
 
   /**
@@ -79,10 +105,21 @@ class PostgresRoundTripTest {
 
   /** A store opened by the factory (its own pool) whose connections go through {@code proxy}. */
   private static PostgresLeaseStore factoryStoreThrough(TcpProxy proxy, String table) {
-    String url = PostgresServers.url()
-        .replaceFirst(":" + serverPort() + "/", ":" + proxy.port() + "/");
-    return new PostgresLeaseStoreFactory().open(Map.of(PostgresLeaseStoreFactory.JDBC_URL, url,
-        PostgresLeaseStoreFactory.TABLE, table));
+    return new PostgresLeaseStoreFactory().open(Map.of(
+        PostgresLeaseStoreFactory.JDBC_URL, urlThrough(proxy), PostgresLeaseStoreFactory.TABLE, table));
+  }
+
+  /** A pool of two connections configured with nothing but its URL, as the README's example. */
+  private static HikariDataSource urlOnlyPool(String url) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setMaximumPoolSize(2);
+    return new HikariDataSource(config);
+  }
+
+  /** The shared server's JDBC URL, through {@code proxy}. */
+  private static String urlThrough(TcpProxy proxy) {
+    return PostgresServers.url().replaceFirst(":" + serverPort() + "/", ":" + proxy.port() + "/");
   }
 
   /** Round trips, statements executed and statements parsed by one call. */

@@ -1,11 +1,13 @@
 package dev.leases.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.HolderId;
 import dev.leases.LeaseGrant;
+import dev.leases.LeaseState;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
@@ -42,11 +44,19 @@ class PostgresSingleCallTest {
     pool.close();
   }
 
-  /** Statements in the SQL prepared since {@code from} (a string of several is one execute). */
+  /**
+   * On a pool that is not the store's own, each statement goes behind the one that bounds it on
+   * the server, in the same execute.
+   */
+  private static final String BOUND = "SELECT set_config('statement_timeout', '"
+      + PostgresLeaseStore.DEFAULT_CALL_TIMEOUT.toMillis() + "', true); ";
+
+  /** The lease statements in the SQL prepared since {@code from} (several in one string count apart). */
   private int statementsSince(int from) {
     int n = 0;
     for (String sql : prepared.subList(from, prepared.size())) {
-      n += sql.split(";").length;
+      assertThat(sql).as("bounded on the server").startsWith(BOUND);
+      n += sql.substring(BOUND.length()).split(";").length;
     }
     return n;
   }
@@ -62,8 +72,8 @@ class PostgresSingleCallTest {
     LeaseGrant renewed = store.acquireOrRenew(name, a, TTL).orElseThrow();
     assertThat(statementsSince(from)).as("a renewal: %s", prepared.subList(from, prepared.size()))
         .isEqualTo(1);
-    assertThat(prepared.get(from)).as("a renewal extends the expiry only (no token drawn, no"
-        + " sub-select)").startsWith("UPDATE").doesNotContain("nextval").doesNotContain("SELECT");
+    assertThat(prepared.get(from).substring(BOUND.length())).as("a renewal extends the expiry only"
+        + " (no token drawn, no sub-select)").startsWith("UPDATE").doesNotContain("nextval").doesNotContain("SELECT");
     assertThat(renewed.token()).isEqualTo(first.token());
     assertThat(renewed.expiresAt()).isAfterOrEqualTo(first.expiresAt());
 
@@ -152,5 +162,43 @@ class PostgresSingleCallTest {
         tx.rollback();
       }
     }
+  }
+
+  /** A pool that gives its sessions the statement timeout itself: the store sends no bound. */
+  @Test
+  void aPoolThatBoundsItsSessionsGetsTheStatementsAlone() {
+    List<String> sent = new CopyOnWriteArrayList<>();
+    String name = "single-" + UUID.randomUUID();
+    HolderId a = HolderId.generate();
+    try (HikariDataSource bounded = PostgresServers.pool(PostgresServers.url(), 1,
+            config -> config.setConnectionInitSql("SET statement_timeout = 5000"));
+        PostgresLeaseStore s = PostgresLeaseStore.builder(StatementRecorder.recording(bounded,
+            sql -> {
+              if (sql != null) {
+                sent.add(sql);
+              }
+            })).poolBoundsStatements().build()) {
+      long token = s.acquireOrRenew(name, a, TTL).orElseThrow().token();
+      int from = sent.size();
+      assertThat(s.acquireOrRenew(name, a, TTL).orElseThrow().token()).isEqualTo(token);
+      assertThat(sent.subList(from, sent.size())).as("a renewal").singleElement()
+          .satisfies(sql -> assertThat(sql).startsWith("UPDATE"));
+      assertThat(s.release(name, a)).isTrue();
+    }
+  }
+
+  /** Declared, but not so: every call refuses with what to change, and nothing is written. */
+  @Test
+  void aPoolDeclaredToBoundItsSessionsThatDoesNotIsRefusedWithWhatToChange() {
+    String name = "single-" + UUID.randomUUID();
+    try (PostgresLeaseStore s = PostgresLeaseStore.builder(pool).poolBoundsStatements().build()) {
+      for (int i = 0; i < 2; i++) {
+        assertThatThrownBy(() -> s.acquireOrRenew(name, HolderId.generate(), TTL))
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("statement_timeout = 0 ms")
+            .hasMessageContaining("connectionInitSql = \"SET statement_timeout = 5000\"");
+      }
+    }
+    assertThat(store.inspect(name)).as("nothing was written").isInstanceOf(LeaseState.Free.class);
   }
 }
