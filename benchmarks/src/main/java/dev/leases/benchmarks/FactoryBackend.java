@@ -62,8 +62,8 @@ final class FactoryBackend implements Backend {
   }
 
   @Override
-  public PlainWrite plainWrite() {
-    return plainWrite == null ? null : plainWrite.get();
+  public Compared compared() throws Exception {
+    return Compared.of(openStore(), () -> plainWrite == null ? null : plainWrite.get());
   }
 
   @Override

@@ -73,7 +73,9 @@ final class Latency {
     }
     HolderId a = HolderId.generate();
     HolderId b = HolderId.generate();
-    try (LeaseStore store = backend.openStore(); Backend.PlainWrite plain = backend.plainWrite()) {
+    try (Backend.Compared compared = backend.compared()) {
+      LeaseStore store = compared.store();
+      Backend.PlainWrite plain = compared.plain();
       Duration ttl = Bench.fit(Duration.ofSeconds(30), store);
       long warmupStart = System.nanoTime();
       int warmed = -1; // rounds of warm-up, once they are over

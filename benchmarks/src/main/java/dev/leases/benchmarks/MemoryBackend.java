@@ -45,7 +45,11 @@ final class MemoryBackend implements Backend {
   }
 
   @Override
-  public PlainWrite plainWrite() {
+  public Compared compared() throws Exception {
+    return Compared.of(openStore(), MemoryBackend::plainWrite);
+  }
+
+  private static PlainWrite plainWrite() {
     ConcurrentHashMap<String, Long> map = new ConcurrentHashMap<>();
     return new PlainWrite() {
       @Override

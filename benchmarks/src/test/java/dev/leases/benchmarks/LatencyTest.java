@@ -107,8 +107,8 @@ class LatencyTest {
       }
 
       @Override
-      public PlainWrite plainWrite() {
-        return new PlainWrite() {
+      public Compared compared() throws Exception {
+        return Compared.of(openStore(), () -> new PlainWrite() {
           @Override
           public String what() {
             return "a recorded no-op";
@@ -118,7 +118,7 @@ class LatencyTest {
           public void write(String key, long value) {
             calls.add("plain");
           }
-        };
+        });
       }
 
       @Override

@@ -73,8 +73,8 @@ class ScaleTest {
         }
 
         @Override
-        public PlainWrite plainWrite() {
-          return null;
+        public Compared compared() throws Exception {
+          return Compared.of(openStore(), () -> null);
         }
 
         @Override
