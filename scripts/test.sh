@@ -46,7 +46,7 @@ nemesis=$!
 # The benchmark smoke starts its own servers too: the external PostgreSQL is restarted mid-run by
 # the suite beside it (PostgresServers.restartShared).
 env -u LEASES_POSTGRES_URL java -jar benchmarks/target/leases-benchmarks.jar bench --backends memory,postgres,redis,etcd,consul \
-  --start-local --trials 1 --latency-samples 30 --scale 1,10 --scale-rounds 1 --scale-ttl 2s \
+  --start-local --trials 1 --latency-samples 30 --latency-warmup 2s --scale 1,10 --scale-rounds 1 --scale-ttl 2s \
   --out benchmarks/target/bench-smoke >"$logs/bench-smoke.log" 2>&1 \
   || { tail -40 "$logs/bench-smoke.log"; exit 1; }
 wait "$external" || { grep -E "Tests run|FAIL|ERROR" "$logs/external-postgres.log" | tail -40; exit 1; }

@@ -104,7 +104,7 @@ final class Bench {
           part(r, "latency", progress, () -> {
             progress.say("%s · latency: %d samples per call", k.name(), o.latencySamples);
             r.latency = Latency.run(backend, o.latencySamples,
-                Latency.Warmup.atLeast(o.latencyWarmup), runId);
+                Latency.Warmup.atLeast(o.latencyWarmup, o.latencyWarmupTime), runId);
             progress.say("%s · latency: renewal p50 %s, plain write p50 %s", k.name(),
                 Report.us(Stats.of(r.latency.micros().get(Latency.RENEW)).p50()),
                 r.latency.micros().containsKey(Latency.PLAIN)

@@ -42,7 +42,9 @@ final class BenchOptions {
       "  --peers LIST           also run other libraries' leader mechanisms through failover, unfenced:",
       "                         " + String.join(", ", PeerMechanism.ids()) + " or all (default none)",
       "  --latency-samples N    measured calls per operation (default 300), after at least 50 warm-up",
-      "                         rounds, more up to 5000 or 3 s so that the JIT has compiled the code",
+      "                         rounds, more up to 5000 or --latency-warmup so that the JIT has",
+      "                         compiled the code",
+      "  --latency-warmup DURATION  the warm-up's time budget, e.g. 20s (default 20s)",
       "  --scale LIST           numbers of leases one process holds in one LeaseGroup",
       "                         (default 1,100,10000,100000)",
       "  --scale-rounds N       renewal rounds per size, one every TTL/3 (default 5)",
@@ -58,7 +60,7 @@ final class BenchOptions {
 
   private static final Set<String> VALUED = Set.of("--backends", "--postgres-url", "--redis-uri",
       "--etcd-endpoints", "--consul-url", "--custom-factory", "--custom-setting", "--only",
-      "--scenarios", "--trials", "--ttl-ms", "--work-ms", "--latency-samples", "--scale",
+      "--scenarios", "--trials", "--ttl-ms", "--work-ms", "--latency-samples", "--latency-warmup", "--scale",
       "--scale-rounds", "--scale-ttl", "--out", "--peers");
 
   List<String> backends;
@@ -77,6 +79,7 @@ final class BenchOptions {
   long workMs = 20;
   int latencySamples = 300;
   int latencyWarmup = 50;
+  Duration latencyWarmupTime = Duration.ofSeconds(20);
   List<Integer> scale = List.of(1, 100, 10_000, 100_000);
   int scaleRounds = 5;
   Duration scaleTtl = Duration.ofSeconds(10);
@@ -138,6 +141,7 @@ final class BenchOptions {
         case "--ttl-ms" -> o.ttlMs = positive(key, value);
         case "--work-ms" -> o.workMs = positive(key, value);
         case "--latency-samples" -> o.latencySamples = positive(key, value);
+        case "--latency-warmup" -> o.latencyWarmupTime = duration(key, value);
         case "--scale" -> o.scale = list(value).stream().map(v -> positive("--scale", v)).toList();
         case "--scale-rounds" -> o.scaleRounds = positive(key, value);
         case "--scale-ttl" -> o.scaleTtl = duration(key, value);

@@ -7,6 +7,7 @@ import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -164,6 +165,11 @@ final class Report {
     return micros >= 10 ? String.format("%.0f µs", micros) : String.format("%.2f µs", micros);
   }
 
+  /** A duration in whole seconds when it is one, else in milliseconds: "20 s", "2500 ms". */
+  static String seconds(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : d.toMillis() + " ms";
+  }
+
   static String ratio(double a, double b) {
     if (Double.isNaN(a) || Double.isNaN(b) || b <= 0) {
       return "n/a";
@@ -290,8 +296,9 @@ final class Report {
     if (!l.isEmpty()) {
       sb.append("\n## Latency\n\nOne thread in the harness JVM, ").append(run.options.latencySamples)
           .append(" samples per call after at least ").append(run.options.latencyWarmup)
-          .append(" warm-up rounds, more (up to 5,000 or 3 s) so that the JIT has compiled the"
-          + " code (").append(warmups(run)).append("); each sample: fresh acquire (a name the"
+          .append(" warm-up rounds, more (up to 5,000 or ")
+          .append(seconds(run.options.latencyWarmupTime))
+          .append(") so that the JIT has compiled the code (").append(warmups(run)).append("); each sample: fresh acquire (a name the"
           + " store has never seen), renewal, a second holder's contended miss, release, the second holder's"
           + " takeover acquire (then its release, untimed), then the store's plain write. *target*:"
           + " the p50 ratio the project aims at for acquires and renewal (1.2x the plain write on"
@@ -356,6 +363,7 @@ final class Report {
     opts.put("peer_mechanisms", o.peerMechanisms.stream().map(PeerMechanism::id).toList());
     opts.put("latency_samples", o.latencySamples);
     opts.put("latency_warmup", o.latencyWarmup);
+    opts.put("latency_warmup_ms", o.latencyWarmupTime.toMillis());
     opts.put("scale", o.scale);
     opts.put("scale_rounds", o.scaleRounds);
     opts.put("scale_ttl_ms", o.scaleTtl.toMillis());

@@ -22,6 +22,9 @@ class BenchOptionsTest {
         .isEqualTo(java.time.Duration.ofMillis(2500));
     assertThat(BenchOptions.parse(new String[] {"--scale-ttl=1m"}).scaleTtl)
         .isEqualTo(java.time.Duration.ofMinutes(1));
+    assertThat(d.latencyWarmupTime).isEqualTo(java.time.Duration.ofSeconds(20));
+    assertThat(BenchOptions.parse(new String[] {"--latency-warmup", "2s"}).latencyWarmupTime)
+        .isEqualTo(java.time.Duration.ofSeconds(2));
     BenchOptions o = BenchOptions.parse(new String[] {"--backends=memory,redis", "--trials", "5",
         "--scale", "1,10", "--scenarios", "crash", "--start-local", "--only", "failover",
         "--custom-setting", "url=http://x?a=b"});
@@ -46,6 +49,8 @@ class BenchOptionsTest {
         .hasMessageContaining("--scale-ttl needs a positive duration with a unit");
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--scale-ttl", "0s"}))
         .hasMessageContaining("like 10s or 2500ms; got '0s'");
+    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--latency-warmup", "20"}))
+        .hasMessageContaining("--latency-warmup needs a positive duration with a unit");
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"--trials"}))
         .hasMessageContaining("needs a value");
   }

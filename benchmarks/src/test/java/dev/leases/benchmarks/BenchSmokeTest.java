@@ -21,7 +21,7 @@ class BenchSmokeTest {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     int status = Bench.run(new String[] {"--backends", "memory", "--trials", "1", "--ttl-ms", "1000",
         "--work-ms", "200", // wide enough that a loaded machine still freezes the leader mid-unit
-        "--scale", "1,10", "--scale-rounds", "2", "--scale-ttl", "1500ms", "--latency-samples", "50", "--out",
+        "--scale", "1,10", "--scale-rounds", "2", "--scale-ttl", "1500ms", "--latency-samples", "50", "--latency-warmup", "1s", "--out",
         dir.toString()}, new PrintStream(out, true, StandardCharsets.UTF_8),
         new PrintStream(err, true, StandardCharsets.UTF_8));
     String text = out.toString(StandardCharsets.UTF_8);
