@@ -607,11 +607,11 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
    * store's pool ({@code pooled}): nothing to add when the pool's sessions carry the timeout
    * ({@link Builder#poolBoundsStatements}); otherwise the statement is sent behind
    * {@link #boundSql} in the same round trip, which bounds the rest of its implicit transaction and
-   * ends with it, so that no client-side timer is armed (pgjdbc's wakes
-   * its thread on every statement, about half of a renewal's time on 2 cores) and no cancel
-   * request has to cross a network that may be stalled (the driver makes the call wait for it, up
-   * to its {@code cancelSignalTimeout}). On the caller's connection, whose transaction a local
-   * setting would outlive the call in, the driver's query timeout.
+   * ends with it, so that no client-side timer is armed (pgjdbc's wakes its thread on every
+   * statement, about half of a renewal's time on 2 cores) and no cancel request has to cross a
+   * network that may be stalled (the driver makes the call wait for it, up to its
+   * {@code cancelSignalTimeout}). On the caller's connection, whose transaction a local setting
+   * would outlive the call in, the driver's query timeout.
    */
   private PreparedStatement prepare(Connection c, String sql, boolean pooled) throws SQLException {
     if (!pooled) {
