@@ -91,13 +91,16 @@ import org.slf4j.LoggerFactory;
  * read timeout of that plus one second, so a call returns or throws
  * {@link LeaseStoreUnavailableException} (with the SQLState) within the pool's connection timeout
  * plus {@code callTimeout} plus one second. Use a pool that bounds {@code getConnection()} (HikariCP's
- * {@code connectionTimeout} does). On the pool's connections the server-side timeout is a
- * {@code set_config('statement_timeout', ..., true)} sent ahead of the call's statement in the same
+ * {@code connectionTimeout} does). On the pool's connections the server-side timeout of a call's
+ * statement is a {@code set_config('statement_timeout', ..., true)} sent ahead of it in the same
  * round trip, which ends with its transaction, or the pool's own session setting where the pool
- * sets one ({@link Builder#poolBoundsStatements}); no client-side timer is armed, and no cancel
- * request has to cross a network that may be stalled. On a caller's connection the driver's query
- * timeout bounds the statement, the same read timeout is set for the call and the caller's own put
- * back afterwards. The outcome of a call that throws is unknown.
+ * sets one ({@link Builder#poolBoundsStatements}): no client-side timer is armed for it, and no
+ * cancel request has to cross a network that may be stalled. Each statement of a round trip gets
+ * its own server-side timeout; the socket's bounds the call. The rest of a batch that renewed part
+ * of its names first, and the rare second round trip of a batch, keep the driver's query timeout
+ * for what is left of the call's time, as a caller's connection does; there the same read timeout
+ * is set for the call and the caller's own put back afterwards. The outcome of a call that throws
+ * is unknown.
  *
  * <h2>Connections</h2>
  * Connections taken from the {@link DataSource} are set to autocommit and READ COMMITTED for each
@@ -619,7 +622,7 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
       Jdbc.bound(ps, callTimeout);
       return ps;
     }
-    return c.prepareStatement(pooledSql.get(sql));
+    return c.prepareStatement(Objects.requireNonNull(pooledSql.get(sql), "not in pooledSql"));
   }
 
   /** Whether a statement from {@link #prepare} starts with {@link #boundSql}'s result. */
@@ -1173,7 +1176,7 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
   private <T> T call(Supplier<String> what, List<Privileges.On> needs, SqlCall<T> body) {
     ensureSchema();
     try (Connection c = dataSource.getConnection()) {
-      if (sessionBounded && isolation.known()) {
+      if (owned != null && sessionBounded && isolation.known()) { // the factory's own pool
         Jdbc.prepareOwn(c, callTimeout);
       } else {
         Jdbc.prepare(c, isolation, callTimeout);
@@ -1309,9 +1312,10 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
      * Declares that the pool gives every connection it opens a {@code statement_timeout} of at
      * most the call timeout, and that nothing changes it while a connection sits in the pool: a
      * pool of the store's own, e.g. HikariCP with {@code connectionInitSql = "SET statement_timeout
-     * = 5000"} (the factory configures its pool so). The store then sends no bound of its own with
-     * each statement: without this it sends {@code set_config('statement_timeout', ..., true)}
-     * ahead of each one, in the same round trip, about a fifth of a renewal's time on the server.
+     * = 5000"} (the factory configures its pool so). The store then sends its calls' statements
+     * without a bound of their own: without this it sends {@code set_config('statement_timeout',
+     * ..., true)} ahead of each one, in the same round trip, about a fifth of a renewal's time on
+     * the server.
      * The store checks the setting on the connection of its first call (one round trip, once) and
      * throws {@link IllegalStateException} from every call while it is 0 or above the call
      * timeout. A session whose setting is changed later (by plain SQL on a shared pool's

@@ -40,7 +40,7 @@ class PostgresOwnPoolNetworkTimeoutTest {
 
   private static PostgresLeaseStore store(HikariDataSource pool) {
     return PostgresLeaseStore.builder(pool).callTimeout(CALL_TIMEOUT).poolBoundsStatements()
-        .build();
+        .closeWithStore(pool).build();
   }
 
   @Test

@@ -201,4 +201,28 @@ class PostgresSingleCallTest {
     }
     assertThat(store.inspect(name)).as("nothing was written").isInstanceOf(LeaseState.Free.class);
   }
+
+  /**
+   * A pool that is not the store's own keeps its socket timeouts: declaring that the pool bounds
+   * its sessions' statements does not let the store leave its own read timeout on the driver's
+   * connection, where the pool would not put back the one its other users had.
+   */
+  @Test
+  void aCallersPoolGetsItsConnectionsBackWithTheirOwnSocketTimeout() throws Exception {
+    try (HikariDataSource shared = PostgresServers.pool(PostgresServers.url(), 1, config -> {
+          config.setAutoCommit(true);
+          config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+          config.setConnectionInitSql("SET statement_timeout = 5000");
+        });
+        PostgresLeaseStore s = PostgresLeaseStore.builder(shared).poolBoundsStatements().build()) {
+      int before;
+      try (Connection c = shared.getConnection()) {
+        before = c.unwrap(Connection.class).getNetworkTimeout();
+      }
+      s.acquireOrRenew("single-" + UUID.randomUUID(), HolderId.generate(), TTL).orElseThrow();
+      try (Connection c = shared.getConnection()) {
+        assertThat(c.unwrap(Connection.class).getNetworkTimeout()).isEqualTo(before);
+      }
+    }
+  }
 }
