@@ -60,8 +60,8 @@ final class BenchOptions {
 
   private static final Set<String> VALUED = Set.of("--backends", "--postgres-url", "--redis-uri",
       "--etcd-endpoints", "--consul-url", "--custom-factory", "--custom-setting", "--only",
-      "--scenarios", "--trials", "--ttl-ms", "--work-ms", "--latency-samples", "--latency-warmup", "--scale",
-      "--scale-rounds", "--scale-ttl", "--out", "--peers");
+      "--scenarios", "--trials", "--ttl-ms", "--work-ms", "--latency-samples", "--latency-warmup",
+      "--scale", "--scale-rounds", "--scale-ttl", "--out", "--peers");
 
   List<String> backends;
   boolean backendsGiven;

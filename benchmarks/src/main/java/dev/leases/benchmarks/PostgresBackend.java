@@ -104,7 +104,8 @@ final class PostgresBackend implements Backend {
     HikariDataSource pool = new HikariDataSource(config);
     try {
       try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-        s.execute("CREATE TABLE IF NOT EXISTS " + PLAIN + " (k text PRIMARY KEY, v bigint NOT NULL)");
+        s.execute("CREATE TABLE IF NOT EXISTS " + PLAIN
+            + " (k text PRIMARY KEY, v bigint NOT NULL)");
       }
       return Compared.of(PostgresLeaseStore.builder(pool).table(TABLE).poolBoundsStatements()
           .build(), () -> upsert(pool));

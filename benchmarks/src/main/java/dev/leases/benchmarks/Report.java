@@ -298,8 +298,8 @@ final class Report {
           .append(" samples per call after at least ").append(run.options.latencyWarmup)
           .append(" warm-up rounds, more (up to 5,000 or ")
           .append(seconds(run.options.latencyWarmupTime))
-          .append(") so that the JIT has compiled the code (").append(warmups(run)).append("); each sample: fresh acquire (a name the"
-          + " store has never seen), renewal, a second holder's contended miss, release, the second holder's"
+          .append(") so that the JIT has compiled the code (").append(warmups(run))
+          .append("); each sample: fresh acquire (a name the store has never seen), renewal, a second holder's contended miss, release, the second holder's"
           + " takeover acquire (then its release, untimed), then the store's plain write. *target*:"
           + " the p50 ratio the project aims at for acquires and renewal (1.2x the plain write on"
           + " PostgreSQL and Redis, 1.5x on etcd and Consul).\n\n")

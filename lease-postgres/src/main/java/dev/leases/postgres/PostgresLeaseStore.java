@@ -630,7 +630,7 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
     return pooled && !sessionBounded;
   }
 
-  /** Executes {@code ps} from {@link #prepare}; its current result is then the statement's first. */
+  /** Executes {@code ps} from {@link #prepare}, leaving its statement's first result current. */
   private void execute(PreparedStatement ps, boolean pooled) throws SQLException {
     ps.execute();
     if (leadingBound(pooled)) {

@@ -105,8 +105,8 @@ class PostgresRoundTripTest {
 
   /** A store opened by the factory (its own pool) whose connections go through {@code proxy}. */
   private static PostgresLeaseStore factoryStoreThrough(TcpProxy proxy, String table) {
-    return new PostgresLeaseStoreFactory().open(Map.of(
-        PostgresLeaseStoreFactory.JDBC_URL, urlThrough(proxy), PostgresLeaseStoreFactory.TABLE, table));
+    return new PostgresLeaseStoreFactory().open(Map.of(PostgresLeaseStoreFactory.JDBC_URL,
+        urlThrough(proxy), PostgresLeaseStoreFactory.TABLE, table));
   }
 
   /** A pool of two connections configured with nothing but its URL, as the README's example. */

@@ -51,7 +51,7 @@ class PostgresSingleCallTest {
   private static final String BOUND = "SELECT set_config('statement_timeout', '"
       + PostgresLeaseStore.DEFAULT_CALL_TIMEOUT.toMillis() + "', true); ";
 
-  /** The lease statements in the SQL prepared since {@code from} (several in one string count apart). */
+  /** The lease statements in the SQL prepared since {@code from} (each of a string counts). */
   private int statementsSince(int from) {
     int n = 0;
     for (String sql : prepared.subList(from, prepared.size())) {
@@ -73,7 +73,8 @@ class PostgresSingleCallTest {
     assertThat(statementsSince(from)).as("a renewal: %s", prepared.subList(from, prepared.size()))
         .isEqualTo(1);
     assertThat(prepared.get(from).substring(BOUND.length())).as("a renewal extends the expiry only"
-        + " (no token drawn, no sub-select)").startsWith("UPDATE").doesNotContain("nextval").doesNotContain("SELECT");
+        + " (no token drawn, no sub-select)").startsWith("UPDATE").doesNotContain("nextval")
+        .doesNotContain("SELECT");
     assertThat(renewed.token()).isEqualTo(first.token());
     assertThat(renewed.expiresAt()).isAfterOrEqualTo(first.expiresAt());
 
@@ -170,8 +171,7 @@ class PostgresSingleCallTest {
     List<String> sent = new CopyOnWriteArrayList<>();
     String name = "single-" + UUID.randomUUID();
     HolderId a = HolderId.generate();
-    try (HikariDataSource bounded = PostgresServers.pool(PostgresServers.url(), 1,
-            config -> config.setConnectionInitSql("SET statement_timeout = 5000"));
+    try (HikariDataSource bounded = poolBoundingItsSessions();
         PostgresLeaseStore s = PostgresLeaseStore.builder(StatementRecorder.recording(bounded,
             sql -> {
               if (sql != null) {
@@ -209,11 +209,7 @@ class PostgresSingleCallTest {
    */
   @Test
   void aCallersPoolGetsItsConnectionsBackWithTheirOwnSocketTimeout() throws Exception {
-    try (HikariDataSource shared = PostgresServers.pool(PostgresServers.url(), 1, config -> {
-          config.setAutoCommit(true);
-          config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
-          config.setConnectionInitSql("SET statement_timeout = 5000");
-        });
+    try (HikariDataSource shared = poolBoundingItsSessions();
         PostgresLeaseStore s = PostgresLeaseStore.builder(shared).poolBoundsStatements().build()) {
       int before;
       try (Connection c = shared.getConnection()) {
@@ -224,5 +220,17 @@ class PostgresSingleCallTest {
         assertThat(c.unwrap(Connection.class).getNetworkTimeout()).isEqualTo(before);
       }
     }
+  }
+
+  /**
+   * A pool of one connection whose sessions carry a statement timeout of 5 s, handing out
+   * autocommit READ COMMITTED connections (what {@code poolBoundsStatements()} declares).
+   */
+  private static HikariDataSource poolBoundingItsSessions() {
+    return PostgresServers.pool(PostgresServers.url(), 1, config -> {
+      config.setAutoCommit(true);
+      config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+      config.setConnectionInitSql("SET statement_timeout = 5000");
+    });
   }
 }
