@@ -75,12 +75,15 @@ public final class JdbcFence {
   private final DataSource dataSource;
   private final SqlNames names;
   private final Duration callTimeout;
+  /** Whether the pool's connections come at READ COMMITTED, so the level need not be set. */
+  private final PoolIsolation isolation;
   private final @Nullable SchemaCreator schema;
   private final String advanceSql;
   private final String readSql;
 
   private JdbcFence(Builder b) {
     this.dataSource = b.dataSource;
+    this.isolation = PoolIsolation.of(dataSource);
     this.names = b.names;
     this.callTimeout = b.callTimeout;
     this.schema = !b.createTable ? null : new SchemaCreator(dataSource, callTimeout,
@@ -189,10 +192,13 @@ public final class JdbcFence {
    */
   private <T> T writeInOwnTransaction(Connection c, String resource, long token, JdbcWork<T> work) {
     try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(c, callTimeout)) {
+      boolean readCommitted = isolation.readCommitted(c); // asked before anything is changed
       if (!c.getAutoCommit()) {
         c.setAutoCommit(true);
       }
-      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+      if (!readCommitted) {
+        c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+      }
       c.setAutoCommit(false);
       advanceOrThrow(c, resource, token);
     } catch (SQLException e) {
@@ -259,13 +265,32 @@ public final class JdbcFence {
     Objects.requireNonNull(connection, "connection must not be null");
     checkArguments(resource, token, work);
     ensureSchema();
-    try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(connection, callTimeout)) {
+    try {
       if (connection.getAutoCommit()) {
         throw new IllegalStateException("JdbcFence.write(Connection, ...) needs a connection inside"
             + " a transaction, so that the fence and the work commit together; call"
             + " connection.setAutoCommit(false) first, or use write(resource, token, work)");
       }
       Jdbc.requireReadCommitted(connection, "JdbcFence.write(Connection, ...)");
+    } catch (SQLException e) {
+      throw Jdbc.failed(what(resource, token), e, "nothing was written");
+    }
+    advanceInTransaction(connection, resource, token);
+    try {
+      return work.run(connection);
+    } catch (SQLException e) {
+      throw new LeaseException(what(resource, token) + ": the work failed (SQLState "
+          + e.getSQLState() + "); roll back the transaction: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The fence step of {@link #write(Connection, String, long, JdbcWork)} on a connection the caller
+   * has already put in a READ COMMITTED transaction ({@link JdbcRunLedger} does), unchecked.
+   */
+  void advanceInTransaction(Connection connection, String resource, long token) {
+    ensureSchema();
+    try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(connection, callTimeout)) {
       advanceOrThrow(connection, resource, token);
     } catch (SQLException e) {
       String outcome = "nothing was written; the transaction is aborted: roll it back";
@@ -275,12 +300,6 @@ public final class JdbcFence {
       }
       throw Jdbc.failed(what(resource, token), e, outcome);
     }
-    try {
-      return work.run(connection);
-    } catch (SQLException e) {
-      throw new LeaseException(what(resource, token) + ": the work failed (SQLState "
-          + e.getSQLState() + "); roll back the transaction: " + e.getMessage(), e);
-    }
   }
 
   /** The highest token that has written to {@code resource}, empty if none has. */
@@ -288,7 +307,7 @@ public final class JdbcFence {
     checkResource(resource);
     ensureSchema();
     try (Connection c = dataSource.getConnection()) {
-      Jdbc.prepare(c, PoolIsolation.UNKNOWN, callTimeout);
+      Jdbc.prepare(c, isolation, callTimeout);
       try {
         return read(c, resource);
       } catch (SQLException e) {

@@ -81,6 +81,8 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   private final DataSource dataSource;
   private final SqlNames names;
   private final Duration callTimeout;
+  /** Whether the pool's connections come at READ COMMITTED, so the level need not be set. */
+  private final PoolIsolation isolation;
   private final JdbcFence fence;
   private final @Nullable SchemaCreator schema;
   private volatile boolean fenceReady;
@@ -93,6 +95,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
 
   private JdbcRunLedger(Builder b) {
     this.dataSource = b.dataSource;
+    this.isolation = PoolIsolation.of(dataSource);
     this.names = b.names;
     this.callTimeout = b.callTimeout;
     this.beforeCommit = b.beforeCommit;
@@ -189,7 +192,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     String what = "beginning run '" + run + "' of job '" + job + "' with token " + token;
     try {
       return transaction(what, (c, networkTimeout) -> {
-        fence.write(c, RunKeys.leaseName(job), token, x -> null);
+        fence.advanceInTransaction(c, RunKeys.leaseName(job), token);
         Optional<RunRecord> done = completion(c, job, run);
         return done.isPresent() ? done.get() : insertStarted(c, job, run, token, holder);
       });
@@ -211,7 +214,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
         work.accept(c);
         c.setNetworkTimeout(Jdbc.DIRECT, socketTimeoutMillis());
         cutOffIfPaused(c);
-        fence.write(c, RunKeys.leaseName(attempt.job()), attempt.token(), x -> null);
+        fence.advanceInTransaction(c, RunKeys.leaseName(attempt.job()), attempt.token());
         Optional<RunRecord> completed = finish(c, attempt, RunRecord.Status.COMPLETED, null);
         if (completed.isEmpty()) {
           throw new LeaseException(what + ": the attempt is no longer STARTED in run table "
@@ -282,7 +285,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     Connection c = connect(what);
     try {
       int networkTimeout = c.getNetworkTimeout();
-      Jdbc.prepare(c, PoolIsolation.UNKNOWN, callTimeout);
+      Jdbc.prepare(c, isolation, callTimeout);
       c.setAutoCommit(false);
       try {
         R result = body.run(c, networkTimeout);
@@ -307,7 +310,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     Connection c = connect(what);
     try {
       int networkTimeout = c.getNetworkTimeout();
-      Jdbc.prepare(c, PoolIsolation.UNKNOWN, callTimeout);
+      Jdbc.prepare(c, isolation, callTimeout);
       R result = statements.run(c);
       c.setNetworkTimeout(Jdbc.DIRECT, networkTimeout);
       return result;

@@ -49,10 +49,20 @@ record PgWire(List<Character> types, List<String> sql) {
 
   /**
    * Messages after which the client waits for the server: Sync ({@code S}) ends an extended-query
-   * exchange, Query ({@code Q}) is a simple query. Each is one round trip.
+   * exchange, Query ({@code Q}) is a simple query. Each is one round trip, except a Query followed
+   * at once by a Parse or Bind: pgjdbc sends a transaction's {@code BEGIN} that way, ahead of its
+   * first statement and without waiting for its answer.
    */
   int roundTrips() {
-    return count('S') + count('Q');
+    int trips = count('S');
+    for (int i = 0; i < types.size(); i++) {
+      boolean pipelined = i + 1 < types.size()
+          && (types.get(i + 1) == 'P' || types.get(i + 1) == 'B');
+      if (types.get(i) == 'Q' && !pipelined) {
+        trips++;
+      }
+    }
+    return trips;
   }
 
   /** Statements executed: Execute ({@code E}) messages plus simple queries. */

@@ -1,8 +1,10 @@
 package dev.leases.postgres;
 
+import static dev.leases.postgres.WireCounter.serverPort;
+import static dev.leases.postgres.WireCounter.urlOnlyPool;
+import static dev.leases.postgres.WireCounter.urlThrough;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.leases.HolderId;
 import dev.leases.tck.servers.TcpProxy;
@@ -68,15 +70,15 @@ class PostgresRoundTripTest {
       assertThat(store.release(name, a)).isTrue();
     }
     String name = base + "measured";
-    Wire wire = new Wire(proxy, table);
+    WireCounter wire = new WireCounter(proxy, table);
     store.acquireOrRenew(name, a, TTL).orElseThrow();
-    assertThat(wire.next()).as("a fresh acquire").isEqualTo(new Calls(1, 2 + bounds, 0));
+    assertThat(wire.next()).as("a fresh acquire").isEqualTo(new WireCounter.Calls(1, 2 + bounds, 0));
     store.acquireOrRenew(name, a, TTL).orElseThrow();
-    assertThat(wire.next()).as("a renewal").isEqualTo(new Calls(1, 1 + bounds, 0));
+    assertThat(wire.next()).as("a renewal").isEqualTo(new WireCounter.Calls(1, 1 + bounds, 0));
     assertThat(store.acquireOrRenew(name, b, TTL)).isEmpty();
-    assertThat(wire.next()).as("a contended miss").isEqualTo(new Calls(1, 1 + bounds, 0));
+    assertThat(wire.next()).as("a contended miss").isEqualTo(new WireCounter.Calls(1, 1 + bounds, 0));
     assertThat(store.release(name, a)).isTrue();
-    assertThat(wire.next()).as("a release").isEqualTo(new Calls(1, 1 + bounds, 0));
+    assertThat(wire.next()).as("a release").isEqualTo(new WireCounter.Calls(1, 1 + bounds, 0));
   }
 
   /**
@@ -98,72 +100,9 @@ class PostgresRoundTripTest {
     }
   }
 
-  private static int serverPort() {
-    return Integer.parseInt(PostgresServers.url()
-        .replaceFirst("^jdbc:postgresql://[^:/]+:(\\d+)/.*$", "$1"));
-  }
-
   /** A store opened by the factory (its own pool) whose connections go through {@code proxy}. */
   private static PostgresLeaseStore factoryStoreThrough(TcpProxy proxy, String table) {
     return new PostgresLeaseStoreFactory().open(Map.of(PostgresLeaseStoreFactory.JDBC_URL,
         urlThrough(proxy), PostgresLeaseStoreFactory.TABLE, table));
-  }
-
-  /** A pool of two connections configured with nothing but its URL, as the README's example. */
-  private static HikariDataSource urlOnlyPool(String url) {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(url);
-    config.setMaximumPoolSize(2);
-    return new HikariDataSource(config);
-  }
-
-  /** The shared server's JDBC URL, through {@code proxy}. */
-  private static String urlThrough(TcpProxy proxy) {
-    return PostgresServers.url().replaceFirst(":" + serverPort() + "/", ":" + proxy.port() + "/");
-  }
-
-  /** Round trips, statements executed and statements parsed by one call. */
-  record Calls(int roundTrips, int executes, int parses) {}
-
-  /**
-   * Reads what the connections through the proxy sent since the last look: every connection that
-   * was open at the last look, and a connection opened since only if it carried a statement on the
-   * store's table. HikariCP opens connections in the background (its housekeeper tops the pool up
-   * to its minimum idle while a call holds the only connection); their set-up (the pool's session
-   * statements, the driver's validity check) went through the proxy while a measured call ran,
-   * under the test command's load, and was counted as that call's.
-   */
-  private static final class Wire {
-    private final TcpProxy proxy;
-    private final String table;
-    private List<PgWire> seen;
-
-    Wire(TcpProxy proxy, String table) {
-      this.proxy = proxy;
-      this.table = table;
-      this.seen = read();
-    }
-
-    private List<PgWire> read() {
-      return proxy.clientBytes().stream().map(PgWire::parse).toList();
-    }
-
-    Calls next() {
-      List<PgWire> now = read();
-      int trips = 0;
-      int executes = 0;
-      int parses = 0;
-      for (int c = 0; c < now.size(); c++) {
-        PgWire sent = c < seen.size() ? now.get(c).since(seen.get(c)) : now.get(c);
-        if (c >= seen.size() && sent.sql().stream().noneMatch(q -> q.contains(table))) {
-          continue; // a connection the pool opened meanwhile, for none of the calls
-        }
-        trips += sent.roundTrips();
-        executes += sent.executes();
-        parses += sent.parses();
-      }
-      seen = now;
-      return new Calls(trips, executes, parses);
-    }
   }
 }
