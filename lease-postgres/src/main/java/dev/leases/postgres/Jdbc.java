@@ -6,6 +6,8 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -46,6 +48,53 @@ final class Jdbc {
       + " THEN set_config('synchronous_commit', 'on', false) END";
 
   private Jdbc() {}
+
+  /** The custom setting in which {@link #serverBound} keeps the transaction's own timeout. */
+  private static final String SAVED_TIMEOUT = "leases.saved_statement_timeout";
+
+  /**
+   * {@code sql} (one statement, or several separated by semicolons) bounded on the server by
+   * {@code timeout}: behind a statement that sets {@code statement_timeout} for the rest of the
+   * transaction, keeping the value it had, and ahead of one that puts that value back, all sent in
+   * one round trip. If {@code sql} fails, the transaction is aborted and the bound ends with it;
+   * so the caller's later statements in its transaction run under its own timeout either way.
+   *
+   * <p>Used where a statement runs on a connection the library does not own, or inside a
+   * transaction that goes on after it. Unlike the driver's query timeout ({@link #bound}) it arms
+   * no client-side timer (pgjdbc's wakes a thread on every statement) and sends no cancel request:
+   * the driver sends that through the same network as the statement and makes the statement wait
+   * for it, up to its {@code cancelSignalTimeout} (10 s) when that network is stalled, holding up
+   * the timer it shares across all its connections meanwhile. A stalled network is the socket
+   * timeout's to bound ({@link #boundNetwork}, {@link #prepare}). Run the statement with
+   * {@link #executeServerBound} or {@link #queryServerBound}.
+   */
+  static String serverBound(String sql, Duration timeout) {
+    // The new value is computed from the saving call's result, so the value is saved first. No
+    // space after a semicolon: the driver sends each statement apart, and pg_stat_activity shows
+    // each as it starts.
+    return "SELECT set_config('statement_timeout', CASE WHEN set_config('" + SAVED_TIMEOUT
+        + "', current_setting('statement_timeout'), true) IS NULL THEN NULL ELSE '"
+        + Math.max(1, timeout.toMillis()) + "' END, true);" + sql
+        + ";SELECT set_config('statement_timeout', current_setting('" + SAVED_TIMEOUT
+        + "'), true)";
+  }
+
+  /**
+   * Executes a statement of {@link #serverBound} SQL, leaving the first result of {@code sql}
+   * current: true if it is a result set, false if an update count.
+   */
+  static boolean executeServerBound(PreparedStatement ps) throws SQLException {
+    ps.execute();
+    return ps.getMoreResults();
+  }
+
+  /** Executes a statement of {@link #serverBound} SQL whose first statement is a query. */
+  static ResultSet queryServerBound(PreparedStatement ps) throws SQLException {
+    if (!executeServerBound(ps)) {
+      throw new IllegalStateException("the bounded statement returned no rows");
+    }
+    return ps.getResultSet();
+  }
 
   /**
    * Bounds a statement with a server-side cancel after {@code timeout}, to the millisecond when the

@@ -90,13 +90,15 @@ public final class JdbcFence {
         names, List.of(new SchemaCreator.Relation(names.quotedTable(), ddl(names))));
     String t = names.quotedTable();
     // the first write for a resource inserts, later ones update: both durably (Jdbc.DURABLE)
-    this.advanceSql = "INSERT INTO " + t + " AS f (resource, fence)"
+    // Each statement is bounded on the server (Jdbc.serverBound): it may run inside the caller's
+    // transaction, and on a stalled network the driver's query timeout made a call wait 10 s.
+    this.advanceSql = Jdbc.serverBound("INSERT INTO " + t + " AS f (resource, fence)"
         + " SELECT ?::text, ?::bigint WHERE " + Jdbc.DURABLE
         + " ON CONFLICT (resource) DO UPDATE"
         + " SET fence = excluded.fence, updated_at = clock_timestamp()"
         + " WHERE f.fence <= excluded.fence AND " + Jdbc.DURABLE
-        + " RETURNING fence";
-    this.readSql = "SELECT fence FROM " + t + " WHERE resource = ?";
+        + " RETURNING fence", callTimeout);
+    this.readSql = Jdbc.serverBound("SELECT fence FROM " + t + " WHERE resource = ?", callTimeout);
   }
 
   /** Starts configuring a fence whose table lives in {@code dataSource}'s database. */
@@ -325,10 +327,9 @@ public final class JdbcFence {
 
   private void advanceOrThrow(Connection c, String resource, long token) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(advanceSql)) {
-      Jdbc.bound(ps, callTimeout);
       ps.setString(1, resource);
       ps.setLong(2, token);
-      try (ResultSet rs = ps.executeQuery()) {
+      try (ResultSet rs = Jdbc.queryServerBound(ps)) {
         if (rs.next()) {
           return;
         }
@@ -342,9 +343,8 @@ public final class JdbcFence {
 
   private OptionalLong read(Connection c, String resource) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(readSql)) {
-      Jdbc.bound(ps, callTimeout);
       ps.setString(1, resource);
-      try (ResultSet rs = ps.executeQuery()) {
+      try (ResultSet rs = Jdbc.queryServerBound(ps)) {
         return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
       }
     }

@@ -92,6 +92,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   private final String finishSql;
   private final String attemptSql;
   private final String historySql;
+  private final String cutOffSql;
 
   private JdbcRunLedger(Builder b) {
     this.dataSource = b.dataSource;
@@ -108,15 +109,21 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
             new SchemaCreator.Relation(names.quoted(names.table() + COMPLETED_INDEX), ddl.get(1)),
             new SchemaCreator.Relation(names.quoted(names.table() + JOB_INDEX), ddl.get(2))));
     String t = names.quotedTable();
-    this.completionSql = "SELECT " + COLUMNS + " FROM " + t
-        + " WHERE job = ? AND run = ? AND status = 'COMPLETED'";
-    this.insertSql = "INSERT INTO " + t + " (job, run, token, holder, status)"
-        + " VALUES (?, ?, ?, ?, 'STARTED') RETURNING " + COLUMNS;
-    this.finishSql = "UPDATE " + t + " SET status = ?, finished_at = clock_timestamp(),"
-        + " failure = ? WHERE attempt = ? AND job = ? AND status = 'STARTED' RETURNING " + COLUMNS;
-    this.attemptSql = "SELECT " + COLUMNS + " FROM " + t + " WHERE attempt = ? AND job = ?";
-    this.historySql = "SELECT " + COLUMNS + " FROM " + t
-        + " WHERE job = ? ORDER BY attempt DESC LIMIT ?";
+    // Each statement is bounded on the server (Jdbc.serverBound): the work's transaction goes on
+    // after some of them, and on a stalled network the driver's query timeout made a call wait 10 s.
+    this.completionSql = Jdbc.serverBound("SELECT " + COLUMNS + " FROM " + t
+        + " WHERE job = ? AND run = ? AND status = 'COMPLETED'", callTimeout);
+    this.insertSql = Jdbc.serverBound("INSERT INTO " + t + " (job, run, token, holder, status)"
+        + " VALUES (?, ?, ?, ?, 'STARTED') RETURNING " + COLUMNS, callTimeout);
+    this.finishSql = Jdbc.serverBound("UPDATE " + t + " SET status = ?,"
+        + " finished_at = clock_timestamp(), failure = ? WHERE attempt = ? AND job = ?"
+        + " AND status = 'STARTED' RETURNING " + COLUMNS, callTimeout);
+    this.attemptSql = Jdbc.serverBound("SELECT " + COLUMNS + " FROM " + t
+        + " WHERE attempt = ? AND job = ?", callTimeout);
+    this.historySql = Jdbc.serverBound("SELECT " + COLUMNS + " FROM " + t
+        + " WHERE job = ? ORDER BY attempt DESC LIMIT ?", callTimeout);
+    this.cutOffSql = Jdbc.serverBound("SELECT set_config('idle_in_transaction_session_timeout',"
+        + " ?, true), " + Jdbc.DURABLE, callTimeout);
   }
 
   /** Starts configuring a ledger whose tables live in {@code dataSource}'s database. */
@@ -245,7 +252,6 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
             return failed.get();
           }
           try (PreparedStatement ps = c.prepareStatement(attemptSql)) {
-            Jdbc.bound(ps, callTimeout);
             ps.setLong(1, attempt.attempt());
             ps.setString(2, attempt.job());
             List<RunRecord> rows = records(ps);
@@ -264,7 +270,6 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
     RunKeys.checkLimit(limit);
     return autocommit("reading the history of job '" + job + "'", c -> {
       try (PreparedStatement ps = c.prepareStatement(historySql)) {
-        Jdbc.bound(ps, callTimeout);
         ps.setString(1, job);
         ps.setInt(2, limit);
         return records(ps);
@@ -336,11 +341,9 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
    * statement makes the commit durable ({@link Jdbc#DURABLE}): a completed run must stay recorded.
    */
   private void cutOffIfPaused(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT set_config('idle_in_transaction_session_timeout', ?, true), " + Jdbc.DURABLE)) {
-      Jdbc.bound(ps, callTimeout);
+    try (PreparedStatement ps = c.prepareStatement(cutOffSql)) {
       ps.setString(1, Math.max(1, callTimeout.toMillis()) + "ms");
-      ps.execute();
+      Jdbc.executeServerBound(ps);
     }
   }
 
@@ -360,7 +363,6 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   private Optional<RunRecord> completion(Connection c, String job, String run)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(completionSql)) {
-      Jdbc.bound(ps, callTimeout);
       ps.setString(1, job);
       ps.setString(2, run);
       return records(ps).stream().findFirst();
@@ -370,7 +372,6 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   private RunRecord insertStarted(Connection c, String job, String run, long token,
       HolderId holder) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(insertSql)) {
-      Jdbc.bound(ps, callTimeout);
       ps.setString(1, job);
       ps.setString(2, run);
       ps.setLong(3, token);
@@ -382,7 +383,6 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
   private Optional<RunRecord> finish(Connection c, RunRecord attempt, RunRecord.Status status,
       @Nullable String failure) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(finishSql)) {
-      Jdbc.bound(ps, callTimeout);
       ps.setString(1, status.name());
       ps.setString(2, failure);
       ps.setLong(3, attempt.attempt());
@@ -393,7 +393,7 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
 
   private static List<RunRecord> records(PreparedStatement ps) throws SQLException {
     List<RunRecord> out = new ArrayList<>();
-    try (ResultSet rs = ps.executeQuery()) {
+    try (ResultSet rs = Jdbc.queryServerBound(ps)) {
       while (rs.next()) {
         OffsetDateTime finished = rs.getObject("finished_at", OffsetDateTime.class);
         out.add(new RunRecord(rs.getString("job"), rs.getString("run"), rs.getLong("attempt"),

@@ -95,12 +95,13 @@ import org.slf4j.LoggerFactory;
  * statement is a {@code set_config('statement_timeout', ..., true)} sent ahead of it in the same
  * round trip, which ends with its transaction, or the pool's own session setting where the pool
  * sets one ({@link Builder#poolBoundsStatements}): no client-side timer is armed for it, and no
- * cancel request has to cross a network that may be stalled. Each statement of a round trip gets
- * its own server-side timeout; the socket's bounds the call. The rest of a batch that renewed part
- * of its names first, and the rare second round trip of a batch, keep the driver's query timeout
- * for what is left of the call's time, as a caller's connection does; there the same read timeout
- * is set for the call and the caller's own put back afterwards. The outcome of a call that throws
- * is unknown.
+ * cancel request has to cross a network that may be stalled. On a caller's connection the
+ * statement goes between one that sets the timeout and one that puts back the transaction's own, in
+ * the same round trip, and the same read timeout is set for the call and the caller's own put back
+ * afterwards. Each statement of a round trip gets its own server-side timeout; the socket's bounds
+ * the call. The rest of a batch that renewed part of its names first, and the rare second round
+ * trip of a batch, keep the driver's query timeout for what is left of the call's time. The outcome
+ * of a call that throws is unknown.
  *
  * <h2>Connections</h2>
  * Connections taken from the {@link DataSource} are set to autocommit and READ COMMITTED for each
@@ -185,6 +186,8 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
   private final String namesSql;
   /** Each statement of {@link #prepare}'s pooled calls, as sent: see {@link #boundSql}. */
   private final Map<String, String> pooledSql;
+  /** Each statement of a call on the caller's connection, as sent: see {@link #prepare}. */
+  private final Map<String, String> callerSql;
   private final List<Privileges.On> needsToGrant;
   private final List<Privileges.On> needsToRelease;
   private final List<Privileges.On> needsToRead;
@@ -371,6 +374,11 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
       pooled.put(sql, bound + sql);
     }
     this.pooledSql = Map.copyOf(pooled);
+    Map<String, String> caller = new HashMap<>();
+    for (String sql : List.of(renewSql, knownRowSql, acquireSql)) {
+      caller.put(sql, Jdbc.serverBound(sql, callTimeout));
+    }
+    this.callerSql = Map.copyOf(caller);
   }
 
   /**
@@ -613,24 +621,24 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
    * ends with it, so that no client-side timer is armed (pgjdbc's wakes its thread on every
    * statement, about half of a renewal's time on 2 cores) and no cancel request has to cross a
    * network that may be stalled (the driver makes the call wait for it, up to its
-   * {@code cancelSignalTimeout}). On the caller's connection, whose transaction a local setting
-   * would outlive the call in, the driver's query timeout.
+   * {@code cancelSignalTimeout}). On the caller's connection, whose transaction goes on after the
+   * call, the statement goes between one that bounds it and one that puts back the transaction's
+   * own timeout ({@link Jdbc#serverBound}), in the same round trip.
    */
   private PreparedStatement prepare(Connection c, String sql, boolean pooled) throws SQLException {
-    if (!pooled) {
-      PreparedStatement ps = c.prepareStatement(sql);
-      Jdbc.bound(ps, callTimeout);
-      return ps;
-    }
-    return c.prepareStatement(Objects.requireNonNull(pooledSql.get(sql), "not in pooledSql"));
+    return c.prepareStatement(Objects.requireNonNull((pooled ? pooledSql : callerSql).get(sql),
+        "not a statement of this store's calls"));
   }
 
-  /** Whether a statement from {@link #prepare} starts with {@link #boundSql}'s result. */
+  /** Whether a statement from {@link #prepare} starts with a bound's result. */
   private boolean leadingBound(boolean pooled) {
-    return pooled && !sessionBounded;
+    return !pooled || !sessionBounded;
   }
 
-  /** Executes {@code ps} from {@link #prepare}, leaving its statement's first result current. */
+  /**
+   * Executes {@code ps} from {@link #prepare} ({@code pooled} as given there), leaving its
+   * statement's first result current.
+   */
   private void execute(PreparedStatement ps, boolean pooled) throws SQLException {
     ps.execute();
     if (leadingBound(pooled)) {
@@ -814,7 +822,11 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
       ps.setArray(4, array); // k: the names, those free under the lock
       ps.setString(5, holder.value());
       grantParameters(ps, 6, holder, ttl);
-      execute(ps, whole); // the placeholders' count, then the answers
+      if (whole) {
+        execute(ps, true); // the placeholders' count, then the answers
+      } else {
+        ps.execute(); // not from prepare: no bound's result before them
+      }
       if (!ps.getMoreResults()) {
         throw new IllegalStateException("the batch grant returned no answers: " + acquireAllSql);
       }

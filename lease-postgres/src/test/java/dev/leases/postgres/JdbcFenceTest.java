@@ -160,6 +160,51 @@ class JdbcFenceTest {
     }
   }
 
+  /**
+   * The store's and the fence's statements are bounded on the server by their call timeout, set
+   * for the rest of the transaction; the caller's transaction goes on after them, and its work
+   * must run under its own timeout again, whether the transaction's or the session's.
+   */
+  @Test
+  void theCallersTransactionKeepsItsOwnStatementTimeoutAcrossAnAcquireAndAFencedWrite()
+      throws Exception {
+    try (PostgresLeaseStore store = PostgresLeaseStore.builder(pool)
+        .callTimeout(Duration.ofMillis(1500)).build()) {
+      String name = "fenced-" + UUID.randomUUID();
+      String r = resource();
+      try (Connection c = pool.getConnection()) {
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+          s.execute("SET statement_timeout = '41s'");
+          s.execute("SET LOCAL statement_timeout = '42s'");
+        }
+        LeaseGrant g = store.acquireOrRenew(c, name, HolderId.generate(), Duration.ofSeconds(2))
+            .orElseThrow();
+        assertThat(statementTimeout(c)).as("after the acquire").isEqualTo("42s");
+        String inWork = fence.write(c, r, g.token(), x -> statementTimeout(x));
+        assertThat(inWork).as("in the fenced work").isEqualTo("42s");
+        assertThat(statementTimeout(c)).as("after the fenced write").isEqualTo("42s");
+        c.commit();
+        assertThat(statementTimeout(c)).as("after the commit: the session's").isEqualTo("41s");
+        String inNextWork = fence.write(c, r, g.token(), x -> statementTimeout(x));
+        assertThat(inNextWork).as("in the fenced work of a transaction without a local timeout")
+            .isEqualTo("41s");
+        c.rollback();
+        try (Statement s = c.createStatement()) {
+          s.execute("RESET statement_timeout");
+        }
+        c.setAutoCommit(true);
+      }
+    }
+  }
+
+  private static String statementTimeout(Connection c) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW statement_timeout")) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
   @Test
   void callerConnectionMustBeInATransactionAtReadCommitted() throws Exception {
     String r = resource();

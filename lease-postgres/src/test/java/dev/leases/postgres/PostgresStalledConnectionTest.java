@@ -32,6 +32,12 @@ class PostgresStalledConnectionTest {
 
   private static final Duration CALL_TIMEOUT = Duration.ofMillis(500);
   private static final Duration HANG = Duration.ofSeconds(30);
+  /**
+   * Limit for a call whose bound is the call timeout plus the network grace (1.5 s), with room for
+   * a loaded machine, and well below the 10 s for which pgjdbc waits for a cancel request it sent
+   * through a stalled network.
+   */
+  private static final Duration WELL_WITHIN_CANCEL_WAIT = Duration.ofSeconds(6);
   private static final Duration TTL = Duration.ofSeconds(5);
 
   private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -96,6 +102,54 @@ class PostgresStalledConnectionTest {
     } finally {
       proxy.forward();
       PostgresServers.exec("DROP TABLE IF EXISTS " + table);
+    }
+  }
+
+  /**
+   * The fence's own statement stalls: the call must fail within the call timeout plus the network
+   * grace (1.5 s here). Bounded by pgjdbc's query timeout, it failed after 10.5 s: the driver's
+   * timer sends its cancel request through the same stalled network and the statement waits for
+   * that request for up to the driver's {@code cancelSignalTimeout} (10 s), while the timer, which
+   * the driver shares across all its connections, is held up for every other statement.
+   */
+  @Test
+  void aFencedWriteWhoseFenceStatementStallsFailsWithinItsBound() throws Exception {
+    HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
+    String table = PostgresServers.freshTable();
+    JdbcFence fence = JdbcFence.builder(proxied).table(table).callTimeout(CALL_TIMEOUT).build();
+    String resource = "stall-" + UUID.randomUUID();
+    try {
+      fence.write(resource, 1, c -> 1); // creates the table and opens the connection
+      proxy.stall();
+      assertTimeoutPreemptively(WELL_WITHIN_CANCEL_WAIT, () ->
+          assertThatThrownBy(() -> fence.write(resource, 2, c -> 1))
+              .isInstanceOf(LeaseStoreUnavailableException.class)
+              .hasMessageContaining("nothing was written"));
+    } finally {
+      proxy.forward();
+      PostgresServers.exec("DROP TABLE IF EXISTS " + table);
+    }
+  }
+
+  /** A run's begin stalls in its statements: it must fail within its bound, as the fence must. */
+  @Test
+  void aRunsBeginWhoseStatementsStallFailsWithinItsBound() throws Exception {
+    HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
+    String table = PostgresServers.freshTable();
+    String fenceTable = PostgresServers.freshTable();
+    JdbcRunLedger ledger = JdbcRunLedger.builder(proxied).table(table).fenceTable(fenceTable)
+        .callTimeout(CALL_TIMEOUT).build();
+    String job = "stall-" + UUID.randomUUID();
+    HolderId holder = HolderId.generate();
+    try {
+      ledger.begin(job, "first", 1, holder); // creates the tables and opens the connection
+      proxy.stall();
+      assertTimeoutPreemptively(WELL_WITHIN_CANCEL_WAIT, () ->
+          assertThatThrownBy(() -> ledger.begin(job, "second", 2, holder))
+              .isInstanceOf(LeaseStoreUnavailableException.class));
+    } finally {
+      proxy.forward();
+      PostgresServers.exec("DROP TABLE IF EXISTS " + table + ", " + fenceTable);
     }
   }
 
