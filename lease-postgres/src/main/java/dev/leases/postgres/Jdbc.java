@@ -57,7 +57,8 @@ final class Jdbc {
    * {@code timeout}: behind a statement that sets {@code statement_timeout} for the rest of the
    * transaction, keeping the value it had, and ahead of one that puts that value back, all sent in
    * one round trip. If {@code sql} fails, the transaction is aborted and the bound ends with it;
-   * so the caller's later statements in its transaction run under its own timeout either way.
+   * so the caller's later statements in its transaction run under its own timeout either way. A
+   * stricter timeout of the transaction's own is raised to {@code timeout} for {@code sql}.
    *
    * <p>Used where a statement runs on a connection the library does not own, or inside a
    * transaction that goes on after it. Unlike the driver's query timeout ({@link #bound}) it arms
@@ -84,8 +85,20 @@ final class Jdbc {
    * current: true if it is a result set, false if an update count.
    */
   static boolean executeServerBound(PreparedStatement ps) throws SQLException {
+    noCursor(ps);
     ps.execute();
     return ps.getMoreResults();
+  }
+
+  /**
+   * Has {@code ps} fetch each result whole, whatever the connection's {@code defaultRowFetchSize}:
+   * inside a transaction the driver otherwise reads rows through a cursor, and a statement read
+   * that way is left suspended on the server, not ended, so that the statement timeout armed for
+   * it runs on into the statements after it: {@link #serverBound}'s setting then never took
+   * effect, and the caller's own timeout (or none) applied to {@code sql}.
+   */
+  static void noCursor(PreparedStatement ps) throws SQLException {
+    ps.setFetchSize(0);
   }
 
   /** Executes a statement of {@link #serverBound} SQL whose first statement is a query. */

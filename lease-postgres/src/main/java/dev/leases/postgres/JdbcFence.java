@@ -50,8 +50,8 @@ import org.jspecify.annotations.Nullable;
  *       write. Stop on your local deadline as well.
  *   <li>Only writes that go through this fence, for the same resource name in the same table, are
  *       protected.
- *   <li>Transactions run at READ COMMITTED (forced on the fence's own connections, required of a
- *       caller's).
+ *   <li>Transactions run at READ COMMITTED (set on the fence's own connections unless their pool
+ *       vouches for it, required of a caller's).
  *   <li>{@link LeaseStoreUnavailableException} from the commit means the outcome is unknown;
  *       from any earlier step, that nothing was written.
  * </ul>
@@ -266,18 +266,7 @@ public final class JdbcFence {
       JdbcWork<T> work) {
     Objects.requireNonNull(connection, "connection must not be null");
     checkArguments(resource, token, work);
-    ensureSchema();
-    try {
-      if (connection.getAutoCommit()) {
-        throw new IllegalStateException("JdbcFence.write(Connection, ...) needs a connection inside"
-            + " a transaction, so that the fence and the work commit together; call"
-            + " connection.setAutoCommit(false) first, or use write(resource, token, work)");
-      }
-      Jdbc.requireReadCommitted(connection, "JdbcFence.write(Connection, ...)");
-    } catch (SQLException e) {
-      throw Jdbc.failed(what(resource, token), e, "nothing was written");
-    }
-    advanceInTransaction(connection, resource, token);
+    advance(connection, resource, token, true);
     try {
       return work.run(connection);
     } catch (SQLException e) {
@@ -291,8 +280,25 @@ public final class JdbcFence {
    * has already put in a READ COMMITTED transaction ({@link JdbcRunLedger} does), unchecked.
    */
   void advanceInTransaction(Connection connection, String resource, long token) {
+    advance(connection, resource, token, false);
+  }
+
+  /**
+   * Advances the fence in the connection's transaction, every socket read under the fence's network
+   * bound: with {@code check}, first that the connection is in a transaction at READ COMMITTED
+   * (asking the level is a round trip of its own).
+   */
+  private void advance(Connection connection, String resource, long token, boolean check) {
     ensureSchema();
     try (Jdbc.NetworkBound bound = Jdbc.boundNetwork(connection, callTimeout)) {
+      if (check) {
+        if (connection.getAutoCommit()) {
+          throw new IllegalStateException("JdbcFence.write(Connection, ...) needs a connection"
+              + " inside a transaction, so that the fence and the work commit together; call"
+              + " connection.setAutoCommit(false) first, or use write(resource, token, work)");
+        }
+        Jdbc.requireReadCommitted(connection, "JdbcFence.write(Connection, ...)");
+      }
       advanceOrThrow(connection, resource, token);
     } catch (SQLException e) {
       String outcome = "nothing was written; the transaction is aborted: roll it back";

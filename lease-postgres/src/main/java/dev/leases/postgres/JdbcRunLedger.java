@@ -59,9 +59,10 @@ import org.jspecify.annotations.Nullable;
  *       final check (holding the fence row) is cut off by the server: the final check sets
  *       {@code idle_in_transaction_session_timeout} to the call timeout for the rest of the
  *       transaction, so its session ends and rolls back, and the row is free again.
- *   <li>All transactions are READ COMMITTED (forced). Every statement of the ledger's own is bounded
- *       by the call timeout (server-side statement cancel and a socket timeout); the work is not,
- *       and its statements run with the connection's own network timeout.
+ *   <li>All transactions are READ COMMITTED (set unless the pool vouches for it: a HikariCP pool
+ *       in autocommit with that level or none configured). Every statement of the ledger's own is
+ *       bounded by the call timeout (server-side statement timeout and a socket timeout); the work
+ *       is not, and its statements run with the connection's own timeouts.
  * </ul>
  *
  * <p>Thread-safe; it never closes its DataSource.
@@ -219,6 +220,12 @@ public final class JdbcRunLedger implements RunLedger<Connection> {
       return transaction(what, (c, networkTimeout) -> {
         c.setNetworkTimeout(Jdbc.DIRECT, networkTimeout); // the work is not ours to bound
         work.accept(c);
+        if (c.getAutoCommit()) {
+          throw new IllegalStateException(what + ": the work turned autocommit on, so its writes"
+              + " may have been committed without the completion, which was not recorded; leave"
+              + " the transaction to the ledger, which commits the work and the completion"
+              + " together");
+        }
         c.setNetworkTimeout(Jdbc.DIRECT, socketTimeoutMillis());
         cutOffIfPaused(c);
         fence.advanceInTransaction(c, RunKeys.leaseName(attempt.job()), attempt.token());

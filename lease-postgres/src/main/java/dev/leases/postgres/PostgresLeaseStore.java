@@ -626,8 +626,10 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
    * own timeout ({@link Jdbc#serverBound}), in the same round trip.
    */
   private PreparedStatement prepare(Connection c, String sql, boolean pooled) throws SQLException {
-    return c.prepareStatement(Objects.requireNonNull((pooled ? pooledSql : callerSql).get(sql),
-        "not a statement of this store's calls"));
+    PreparedStatement ps = c.prepareStatement(Objects.requireNonNull(
+        (pooled ? pooledSql : callerSql).get(sql), "not a statement of this store's calls"));
+    Jdbc.noCursor(ps); // in the caller's transaction, a cursor would keep the bound from starting
+    return ps;
   }
 
   /** Whether a statement from {@link #prepare} starts with a bound's result. */

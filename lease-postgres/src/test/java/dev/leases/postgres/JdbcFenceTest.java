@@ -198,6 +198,60 @@ class JdbcFenceTest {
     }
   }
 
+  /**
+   * A caller whose driver fetches through a cursor inside transactions ({@code
+   * defaultRowFetchSize}) and whose transaction set a statement timeout of its own: the bound must
+   * still cut a statement that waits on a row lock at the call timeout (57014), leaving the
+   * connection usable. When the driver fetched the bounding statement's row through a cursor, the
+   * server did not end that statement, the caller's own 30 s timer ran on, and the socket timeout
+   * closed the caller's connection at the call timeout plus one second.
+   */
+  @Test
+  void aStatementWaitingOnALockIsCutAtTheCallTimeoutAlsoWhenTheCallerFetchesThroughACursor()
+      throws Exception {
+    String r = resource();
+    String name = "fenced-" + UUID.randomUUID();
+    Duration timeout = Duration.ofMillis(500);
+    JdbcFence impatient = JdbcFence.builder(pool).callTimeout(timeout).build();
+    try (PostgresLeaseStore store = PostgresLeaseStore.builder(pool).callTimeout(timeout).build();
+        Connection holder = pool.getConnection();
+        Connection caller = java.sql.DriverManager.getConnection(
+            PostgresServers.url() + "&defaultRowFetchSize=1")) {
+      impatient.write(r, 1, c -> 1);
+      HolderId first = HolderId.generate();
+      store.acquireOrRenew(name, first, Duration.ofSeconds(30)).orElseThrow();
+      assertThat(store.release(name, first)).isTrue(); // free: an acquire locks its row
+      holder.setAutoCommit(false);
+      try (Statement s = holder.createStatement()) {
+        s.execute("SELECT 1 FROM lease_fences WHERE resource = '" + r + "' FOR UPDATE");
+        s.execute("SELECT 1 FROM leases WHERE name = '" + name + "' FOR UPDATE");
+      }
+      caller.setAutoCommit(false);
+      setOwnTimeoutInItsTransaction(caller);
+      assertThatThrownBy(() -> store.acquireOrRenew(caller, name, HolderId.generate(),
+          Duration.ofSeconds(30)))
+          .isInstanceOf(dev.leases.LeaseStoreUnavailableException.class)
+          .hasMessageContaining("57014");
+      assertThat(caller.isClosed()).as("the caller's connection is closed").isFalse();
+      caller.rollback();
+      setOwnTimeoutInItsTransaction(caller);
+      assertThatThrownBy(() -> impatient.write(caller, r, 2, c -> 1))
+          .isInstanceOf(dev.leases.LeaseStoreUnavailableException.class)
+          .hasMessageContaining("57014");
+      assertThat(caller.isClosed()).as("the caller's connection is closed").isFalse();
+      caller.rollback();
+      holder.rollback();
+      holder.setAutoCommit(true);
+    }
+  }
+
+  /** The caller's own statement timeout, set by a statement of its open transaction. */
+  private static void setOwnTimeoutInItsTransaction(Connection caller) throws SQLException {
+    try (Statement s = caller.createStatement()) {
+      s.execute("SET statement_timeout = '30s'");
+    }
+  }
+
   private static String statementTimeout(Connection c) throws SQLException {
     try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW statement_timeout")) {
       rs.next();

@@ -185,6 +185,27 @@ class JdbcRunLedgerTest {
     }
   }
 
+  /**
+   * The work must leave the transaction to the ledger: work that turns autocommit on is refused
+   * before the completion is written, which would otherwise commit apart from the work.
+   */
+  @Test
+  void workThatTurnsAutocommitOnIsRefusedAndTheRunIsNotRecordedCompleted() throws Exception {
+    String job = job();
+    RunRecord started = ledger.begin(job, "r", 3, HolderId.generate());
+    assertThatThrownBy(() -> ledger.complete(started, c -> {
+      try {
+        c.setAutoCommit(true);
+      } catch (SQLException e) {
+        throw new IllegalStateException(e);
+      }
+    }))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("turned autocommit on");
+    assertThat(ledger.completion(job, "r")).isEmpty();
+    assertThat(completedRows(pool, JdbcRunLedger.DEFAULT_TABLE, job, "r")).isZero();
+  }
+
   @Test
   void aSecondCompletionOfTheRunIsImpossibleEvenUnderTheSameFence() throws Exception {
     String job = job();

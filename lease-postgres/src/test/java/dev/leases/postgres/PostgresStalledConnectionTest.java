@@ -131,6 +131,37 @@ class PostgresStalledConnectionTest {
     }
   }
 
+  /**
+   * The network stalls under the caller's open transaction: the fenced write must fail within its
+   * bound, its checks of the connection (a round trip to ask the isolation level) included. With
+   * the checks outside the bound it hung until the test's limit.
+   */
+  @Test
+  void aFencedWriteInTheCallersStalledTransactionFailsWithinItsBound() throws Exception {
+    HikariDataSource direct = closeLater(PostgresServers.pool(2));
+    String table = PostgresServers.freshTable();
+    JdbcFence fence = JdbcFence.builder(direct).table(table).callTimeout(CALL_TIMEOUT).build();
+    String resource = "stall-" + UUID.randomUUID();
+    // The caller's own socket timeout, longer than the limit, only keeps a failing run from hanging
+    // the test JVM: the fence must bound its reads with its own.
+    Connection caller = DriverManager.getConnection(proxiedUrl + "&socketTimeout=20");
+    try {
+      fence.highestToken(resource); // creates the table on the direct pool
+      caller.setAutoCommit(false);
+      try (Statement s = caller.createStatement()) {
+        s.execute("SELECT 1"); // the session is up before the stall
+      }
+      proxy.stall();
+      assertTimeoutPreemptively(WELL_WITHIN_CANCEL_WAIT, () ->
+          assertThatThrownBy(() -> fence.write(caller, resource, 1, c -> 1))
+              .isInstanceOf(LeaseStoreUnavailableException.class));
+    } finally {
+      proxy.forward();
+      caller.abort(Runnable::run); // its transaction may hold the table (a failing run's write)
+      PostgresServers.exec("DROP TABLE IF EXISTS " + table);
+    }
+  }
+
   /** A run's begin stalls in its statements: it must fail within its bound, as the fence must. */
   @Test
   void aRunsBeginWhoseStatementsStallFailsWithinItsBound() throws Exception {
