@@ -85,9 +85,8 @@ class PostgresStalledConnectionTest {
 
   @Test
   void aFencedWritesCommitOnAStalledConnectionFailsWithinItsBound() throws Exception {
-    HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
     String table = PostgresServers.freshTable();
-    JdbcFence fence = JdbcFence.builder(proxied).table(table).callTimeout(CALL_TIMEOUT).build();
+    JdbcFence fence = fenceThroughProxy(table);
     String resource = "stall-" + UUID.randomUUID();
     try {
       fence.highestToken(resource); // creates the table while the proxy forwards
@@ -114,9 +113,8 @@ class PostgresStalledConnectionTest {
    */
   @Test
   void aFencedWriteWhoseFenceStatementStallsFailsWithinItsBound() throws Exception {
-    HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
     String table = PostgresServers.freshTable();
-    JdbcFence fence = JdbcFence.builder(proxied).table(table).callTimeout(CALL_TIMEOUT).build();
+    JdbcFence fence = fenceThroughProxy(table);
     String resource = "stall-" + UUID.randomUUID();
     try {
       fence.write(resource, 1, c -> 1); // creates the table and opens the connection
@@ -182,6 +180,12 @@ class PostgresStalledConnectionTest {
       proxy.forward();
       PostgresServers.exec("DROP TABLE IF EXISTS " + table + ", " + fenceTable);
     }
+  }
+
+  /** A fence on table {@code table} whose pool's one connection goes through the proxy. */
+  private JdbcFence fenceThroughProxy(String table) {
+    HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
+    return JdbcFence.builder(proxied).table(table).callTimeout(CALL_TIMEOUT).build();
   }
 
   /** The LISTEN connection stalls while it logs in: closing the store must still end its thread. */
