@@ -628,7 +628,9 @@ public final class PostgresLeaseStore implements LeaseStore, LeaseListing {
   private PreparedStatement prepare(Connection c, String sql, boolean pooled) throws SQLException {
     PreparedStatement ps = c.prepareStatement(Objects.requireNonNull(
         (pooled ? pooledSql : callerSql).get(sql), "not a statement of this store's calls"));
-    Jdbc.noCursor(ps); // in the caller's transaction, a cursor would keep the bound from starting
+    if (!pooled) {
+      Jdbc.noCursor(ps); // in the caller's transaction, a cursor would keep the bound from starting
+    }
     return ps;
   }
 

@@ -253,7 +253,8 @@ class JdbcFenceTest {
   }
 
   private static String statementTimeout(Connection c) throws SQLException {
-    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW statement_timeout")) {
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SHOW statement_timeout")) {
       rs.next();
       return rs.getString(1);
     }

@@ -42,8 +42,8 @@ class JdbcRoundTripTest {
       fence.write(resource, WARM_UP + 1, c -> null);
       WireCounter.Look write = wire.look();
       assertThat(write.roundTrips()).as("a fenced write with no work: the fence (its"
-          + " transaction's BEGIN sent with it), then the commit; sent %s as %s", write.sql(), write.messages())
-          .isEqualTo(2);
+          + " transaction's BEGIN sent with it), then the commit; sent %s as %s", write.sql(),
+          write.messages()).isEqualTo(2);
     }
   }
 
@@ -67,16 +67,17 @@ class JdbcRoundTripTest {
       RunRecord started = ledger.begin(job, "measured", WARM_UP + 1, holder);
       WireCounter.Look begin = wire.look();
       assertThat(begin.roundTrips()).as("begin: the fence (BEGIN sent with it), the completion's"
-          + " read, the insert, the commit; sent %s as %s", begin.sql(), begin.messages()).isEqualTo(4);
+          + " read, the insert, the commit; sent %s as %s", begin.sql(), begin.messages())
+          .isEqualTo(4);
       ledger.complete(started, c -> { });
       WireCounter.Look complete = wire.look();
       assertThat(complete.roundTrips()).as("complete: the cut-off (BEGIN sent with it), the"
-          + " fence, the finish, the commit; sent %s as %s", complete.sql(), complete.messages()).isEqualTo(4);
+          + " fence, the finish, the commit; sent %s as %s", complete.sql(), complete.messages())
+          .isEqualTo(4);
       ledger.completion(job, "measured").orElseThrow();
       WireCounter.Look completion = wire.look();
-      assertThat(completion.roundTrips()).as("completion: one read; sent %s as %s", completion.sql(),
-          completion.messages())
-          .isEqualTo(1);
+      assertThat(completion.roundTrips()).as("completion: one read; sent %s as %s",
+          completion.sql(), completion.messages()).isEqualTo(1);
     }
   }
 }

@@ -72,13 +72,18 @@ class PostgresRoundTripTest {
     String name = base + "measured";
     WireCounter wire = new WireCounter(proxy, table);
     store.acquireOrRenew(name, a, TTL).orElseThrow();
-    assertThat(wire.next()).as("a fresh acquire").isEqualTo(new WireCounter.Calls(1, 2 + bounds, 0));
+    assertCalls(wire.look(), "a fresh acquire", new WireCounter.Calls(1, 2 + bounds, 0));
     store.acquireOrRenew(name, a, TTL).orElseThrow();
-    assertThat(wire.next()).as("a renewal").isEqualTo(new WireCounter.Calls(1, 1 + bounds, 0));
+    assertCalls(wire.look(), "a renewal", new WireCounter.Calls(1, 1 + bounds, 0));
     assertThat(store.acquireOrRenew(name, b, TTL)).isEmpty();
-    assertThat(wire.next()).as("a contended miss").isEqualTo(new WireCounter.Calls(1, 1 + bounds, 0));
+    assertCalls(wire.look(), "a contended miss", new WireCounter.Calls(1, 1 + bounds, 0));
     assertThat(store.release(name, a)).isTrue();
-    assertThat(wire.next()).as("a release").isEqualTo(new WireCounter.Calls(1, 1 + bounds, 0));
+    assertCalls(wire.look(), "a release", new WireCounter.Calls(1, 1 + bounds, 0));
+  }
+
+  private static void assertCalls(WireCounter.Look sent, String call, WireCounter.Calls expected) {
+    assertThat(sent.calls()).as("%s; sent %s as %s", call, sent.sql(), sent.messages())
+        .isEqualTo(expected);
   }
 
   /**

@@ -85,10 +85,7 @@ class PostgresStalledConnectionTest {
 
   @Test
   void aFencedWritesCommitOnAStalledConnectionFailsWithinItsBound() throws Exception {
-    String table = PostgresServers.freshTable();
-    JdbcFence fence = fenceThroughProxy(table);
-    String resource = "stall-" + UUID.randomUUID();
-    try {
+    withFenceThroughProxy((fence, resource) -> {
       fence.highestToken(resource); // creates the table while the proxy forwards
       assertTimeoutPreemptively(HANG, () ->
           assertThatThrownBy(() -> fence.write(resource, 1, c -> {
@@ -98,10 +95,7 @@ class PostgresStalledConnectionTest {
               .isInstanceOf(LeaseStoreUnavailableException.class)
               .hasMessageContaining("the commit")
               .hasMessageContaining("outcome is unknown"));
-    } finally {
-      proxy.forward();
-      PostgresServers.exec("DROP TABLE IF EXISTS " + table);
-    }
+    });
   }
 
   /**
@@ -113,20 +107,14 @@ class PostgresStalledConnectionTest {
    */
   @Test
   void aFencedWriteWhoseFenceStatementStallsFailsWithinItsBound() throws Exception {
-    String table = PostgresServers.freshTable();
-    JdbcFence fence = fenceThroughProxy(table);
-    String resource = "stall-" + UUID.randomUUID();
-    try {
+    withFenceThroughProxy((fence, resource) -> {
       fence.write(resource, 1, c -> 1); // creates the table and opens the connection
       proxy.stall();
       assertTimeoutPreemptively(WELL_WITHIN_CANCEL_WAIT, () ->
           assertThatThrownBy(() -> fence.write(resource, 2, c -> 1))
               .isInstanceOf(LeaseStoreUnavailableException.class)
               .hasMessageContaining("nothing was written"));
-    } finally {
-      proxy.forward();
-      PostgresServers.exec("DROP TABLE IF EXISTS " + table);
-    }
+    });
   }
 
   /**
@@ -182,10 +170,25 @@ class PostgresStalledConnectionTest {
     }
   }
 
-  /** A fence on table {@code table} whose pool's one connection goes through the proxy. */
-  private JdbcFence fenceThroughProxy(String table) {
+  /** A scenario on a fence and a resource of it. */
+  private interface FenceScenario {
+    void run(JdbcFence fence, String resource) throws Exception;
+  }
+
+  /**
+   * Runs {@code scenario} on a fence of a fresh table whose pool's one connection goes through the
+   * proxy, then lets the proxy forward again and drops the table.
+   */
+  private void withFenceThroughProxy(FenceScenario scenario) throws Exception {
     HikariDataSource proxied = closeLater(PostgresServers.pool(proxiedUrl, 1, config -> {}));
-    return JdbcFence.builder(proxied).table(table).callTimeout(CALL_TIMEOUT).build();
+    String table = PostgresServers.freshTable();
+    JdbcFence fence = JdbcFence.builder(proxied).table(table).callTimeout(CALL_TIMEOUT).build();
+    try {
+      scenario.run(fence, "stall-" + UUID.randomUUID());
+    } finally {
+      proxy.forward();
+      PostgresServers.exec("DROP TABLE IF EXISTS " + table);
+    }
   }
 
   /** The LISTEN connection stalls while it logs in: closing the store must still end its thread. */

@@ -7,12 +7,13 @@ import java.util.List;
 
 /**
  * Counts what the connections through a {@link TcpProxy} to the shared test server sent since the
- * last look ({@link #next}): round trips, statements executed and parsed. Counts every connection
- * that was open at the last look, and a connection opened since only if it carried a statement
- * naming {@code table}. HikariCP opens connections in the background (its housekeeper tops the
- * pool up to its minimum idle while a call holds the only connection); their set-up (the pool's
- * session statements, the driver's validity check) went through the proxy while a measured call
- * ran, under the test command's load, and was counted as that call's.
+ * last look ({@link #look}): round trips, statements executed and parsed. Counts only connections
+ * that have ever carried a statement naming {@code table}: HikariCP opens connections in the
+ * background (its housekeeper tops the pool up to its minimum idle while a call holds the only
+ * connection), and their set-up (the pool's session statements, the driver's validity check) went
+ * through the proxy while a measured call ran, under the test command's load, and was counted as
+ * that call's, also when the connection had been opened, but had sent nothing yet, at the last
+ * look.
  */
 final class WireCounter {
 
@@ -29,18 +30,17 @@ final class WireCounter {
     this.seen = read();
   }
 
-  /** What was sent since the last look (or since this counter was made): the counts. */
-  Calls next() {
-    Look look = look();
-    return new Calls(look.roundTrips(), look.executes(), look.parses());
-  }
-
   /**
    * Round trips, statements executed and parsed, the SQL sent and the types of the messages sent
    * (one letter each, as the protocol names them: {@code PBDES} is Parse, Bind, Describe, Execute,
    * Sync), since the last look.
    */
-  record Look(int roundTrips, int executes, int parses, List<String> sql, String messages) {}
+  record Look(int roundTrips, int executes, int parses, List<String> sql, String messages) {
+    /** The counts alone. */
+    Calls calls() {
+      return new Calls(roundTrips, executes, parses);
+    }
+  }
 
   /** What was sent since the last look (or since this counter was made). */
   Look look() {
@@ -68,10 +68,10 @@ final class WireCounter {
     List<PgWire> now = read();
     List<PgWire> out = new java.util.ArrayList<>();
     for (int c = 0; c < now.size(); c++) {
-      PgWire s = c < seen.size() ? now.get(c).since(seen.get(c)) : now.get(c);
-      if (c >= seen.size() && s.sql().stream().noneMatch(q -> q.contains(table))) {
-        continue; // a connection the pool opened meanwhile, for none of the calls
+      if (now.get(c).sql().stream().noneMatch(q -> q.contains(table))) {
+        continue; // a connection the pool opened, that has served none of the calls
       }
+      PgWire s = c < seen.size() ? now.get(c).since(seen.get(c)) : now.get(c);
       out.add(s);
     }
     seen = now;
